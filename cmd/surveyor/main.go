@@ -1,0 +1,93 @@
+// Command surveyor is the Surveyor controller manager: flags and wiring only.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// The manager's own permissions; `make manifests` turns these markers into config/rbac.
+// Stamped objects are written by impersonating each Workload's ServiceAccount, so the
+// manager itself only needs to read carto.run kinds, write their status, impersonate
+// service accounts, record events and hold its leader-election lease.
+// +kubebuilder:rbac:groups=carto.run,resources=clustersupplychains;clusterdeliveries;clustersourcetemplates;clusterimagetemplates;clusterconfigtemplates;clusterdeploymenttemplates;clustertemplates;workloads;deliverables,verbs=get;list;watch
+// +kubebuilder:rbac:groups=carto.run,resources=clustersupplychains/status;clusterdeliveries/status;clustersourcetemplates/status;clusterimagetemplates/status;clusterconfigtemplates/status;clusterdeploymenttemplates/status;clustertemplates/status;workloads/status;deliverables/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
+// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=surveyor-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "surveyor:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		metricsAddr, probeAddr, leaderNamespace string
+		leaderElect                             bool
+		qps                                     float64
+		burst                                   int
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Hold a leader-election lease so that only one replica reconciles at a time.")
+	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
+	flag.Float64Var(&qps, "kube-api-qps", 50, "Sustained queries per second to the API server.")
+	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of queries to the API server.")
+	logOpts := zap.Options{}
+	logOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := cartov1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(qps), burst
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "surveyor.carto.run",
+		LeaderElectionNamespace: leaderNamespace,
+		// Stepping down ends the process, so a new leader never overlaps a
+		// reconcile still running in the old one.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+
+	log.Info("starting manager", "leaderElection", leaderElect, "qps", qps, "burst", burst)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

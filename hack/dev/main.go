@@ -1,0 +1,214 @@
+// Command dev drives Surveyor's development loop on the local cluster of hack/cluster.
+//
+//	dev tool [NAME...]               print each tool binary's path (default: all), building it once per machine
+//	dev up                           start the cluster with the CRDs installed; wait for Ctrl-C
+//	dev run   -controller BIN        cluster, CRDs, RBAC, the controller, samples/; watch the Workloads
+//	dev kuttl -controller BIN [ARGS] the same without samples, then kubectl-kuttl test ARGS
+//
+// It is run from the repository root (the Makefile does so).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/surveyor-dev/surveyor/hack/cluster"
+	"github.com/surveyor-dev/surveyor/hack/tools"
+)
+
+const (
+	controllerNamespace = "surveyor-system"
+	controllerAccount   = "surveyor-controller"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "dev:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	if len(os.Args) < 2 {
+		return errors.New("usage: dev tool|up|run|kuttl ...")
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	controller := fs.String("controller", "bin/surveyor", "path of the built controller binary")
+	dir := fs.String("dir", "", "working directory for the cluster (default: a temporary one)")
+	_ = fs.Parse(os.Args[2:])
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch os.Args[1] {
+	case "tool":
+		names := fs.Args()
+		if len(names) == 0 {
+			names = tools.Names()
+		}
+		for _, name := range names {
+			path, err := tools.Path(name, os.Stderr)
+			if err != nil {
+				return err
+			}
+			fmt.Println(path)
+		}
+		return nil
+	case "up":
+		c, err := start(ctx, *dir, "")
+		if err != nil {
+			return err
+		}
+		defer c.Stop()
+		fmt.Printf("cluster up; export KUBECONFIG=%s (Ctrl-C stops it)\n", c.Kubeconfig)
+		<-ctx.Done()
+		return nil
+	case "run":
+		return runSamples(ctx, *dir, *controller)
+	case "kuttl":
+		return runKuttl(ctx, *dir, *controller, fs.Args())
+	}
+	return fmt.Errorf("unknown command %q", os.Args[1])
+}
+
+// start brings up the cluster with the CRDs and, when controller is set, the
+// controller's RBAC and the controller itself, running as its own ServiceAccount.
+func start(ctx context.Context, dir, controller string) (_ *cluster.Cluster, err error) {
+	if dir != "" {
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+	}
+	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, Log: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if err := cluster.Apply(ctx, c.Config, "config/crd/bases"); err != nil {
+		return nil, fmt.Errorf("installing CRDs: %w", err)
+	}
+	if controller == "" {
+		return c, nil
+	}
+	if err := cluster.Apply(ctx, c.Config, "config/rbac"); err != nil {
+		return nil, fmt.Errorf("installing the controller's RBAC: %w", err)
+	}
+	kubeconfig, err := c.ServiceAccountKubeconfig(ctx, controllerNamespace, controllerAccount)
+	if err != nil {
+		return nil, err
+	}
+	probe, err := cluster.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Launch(ctx, "surveyor", controller,
+		"--kubeconfig="+kubeconfig,
+		"--leader-elect", "--leader-election-namespace="+controllerNamespace,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probe),
+	); err != nil {
+		return nil, err
+	}
+	readyz := "http://127.0.0.1:" + strconv.Itoa(probe) + "/readyz"
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		resp, err := http.Get(readyz)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller never became ready (see %s): %w", c.LogPath("surveyor"), err)
+	}
+	fmt.Fprintf(os.Stderr, "controller running as %s/%s; logs in %s\n", controllerNamespace, controllerAccount, c.LogPath("surveyor"))
+	return c, nil
+}
+
+func runSamples(ctx context.Context, dir, controller string) error {
+	if dir == "" {
+		dir = ".run"
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	c, err := start(ctx, dir, controller)
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	if err := cluster.Apply(ctx, c.Config, "samples"); err != nil {
+		return fmt.Errorf("applying samples/: %w", err)
+	}
+	kubectl, err := tools.Path("kubectl", os.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nsamples applied. In another shell: export KUBECONFIG=%s\n", c.Kubeconfig)
+	fmt.Printf("watching: kubectl get workloads -A --watch (Ctrl-C stops everything)\n\n")
+	watch := exec.CommandContext(ctx, kubectl, "get", "workloads", "--all-namespaces", "--watch")
+	watch.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	watch.Stdout, watch.Stderr = os.Stdout, os.Stderr
+	if err := watch.Run(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("kubectl get workloads: %w", err)
+	}
+	fmt.Fprintln(os.Stderr, "\nstopping the controller and the cluster")
+	return nil
+}
+
+func runKuttl(ctx context.Context, dir, controller string, args []string) error {
+	kuttl, err := tools.Path("kubectl-kuttl", os.Stderr)
+	if err != nil {
+		return err
+	}
+	kubectl, err := tools.Path("kubectl", os.Stderr)
+	if err != nil {
+		return err
+	}
+	c, err := start(ctx, dir, controller)
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	cmd := exec.CommandContext(ctx, kuttl, append([]string{"test"}, args...)...)
+	// kuttl reads KUBECONFIG; test steps that run commands find kubectl on PATH.
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig, "PATH="+filepath.Dir(kubectl)+":"+os.Getenv("PATH"))
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		// The cluster's directory goes with it, so show the controller's log now.
+		if log, readErr := os.ReadFile(c.LogPath("surveyor")); readErr == nil {
+			fmt.Fprintf(os.Stderr, "\n--- controller log ---\n%s\n", tail(log, 200))
+		}
+		return fmt.Errorf("kuttl: %w", err)
+	}
+	return nil
+}
+
+// tail returns the last n lines of b.
+func tail(b []byte, n int) []byte {
+	for i := len(b) - 2; i >= 0; i-- {
+		if b[i] == '\n' {
+			if n--; n == 0 {
+				return b[i+1:]
+			}
+		}
+	}
+	return b
+}
