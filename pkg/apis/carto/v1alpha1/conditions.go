@@ -1,0 +1,129 @@
+package v1alpha1
+
+// Condition types. Owner conditions appear in the order SupplyChainReady (DeliveryReady),
+// ResourcesSubmitted, ResourcesHealthy, Ready, Available, then any rule conditions; resource
+// conditions in the order ResourceSubmitted, Healthy, Ready, then the resource's rule conditions.
+const (
+	// ConditionSupplyChainReady is True on a Workload when exactly one ready supply chain selects it.
+	ConditionSupplyChainReady = "SupplyChainReady"
+	// ConditionDeliveryReady is True on a Deliverable when exactly one ready delivery selects it.
+	ConditionDeliveryReady = "DeliveryReady"
+	// ConditionResourcesSubmitted is True on an owner when every resource was stamped and applied.
+	ConditionResourcesSubmitted = "ResourcesSubmitted"
+	// ConditionResourcesHealthy is True on an owner when every resource is Healthy.
+	ConditionResourcesHealthy = "ResourcesHealthy"
+	// ConditionReady is True on an owner when it is submitted and healthy at its current generation,
+	// on a resource when it is submitted and healthy, and on a template or blueprint when it is usable.
+	ConditionReady = "Ready"
+	// ConditionAvailable is the owner's last known good: True, with observedGeneration, for the last
+	// generation at which every resource was healthy.
+	ConditionAvailable = "Available"
+	// ConditionComplete is the condition of completable work (seed 000): once True on a resource, the
+	// resource is frozen; once True on the owner, nothing of it is applied any more.
+	ConditionComplete = "Complete"
+	// ConditionResourceSubmitted is True on a resource when its object was stamped, applied and its
+	// outputs read.
+	ConditionResourceSubmitted = "ResourceSubmitted"
+	// ConditionHealthy is a resource's health as judged by its template's health rule.
+	ConditionHealthy = "Healthy"
+	// ConditionTemplatesReady is True on a blueprint when every template it references exists.
+	ConditionTemplatesReady = "TemplatesReady"
+)
+
+// Reasons of SupplyChainReady / DeliveryReady, Ready and TemplatesReady.
+const (
+	// ReasonReady is the reason of a True SupplyChainReady, DeliveryReady, TemplatesReady or Ready.
+	ReasonReady = "Ready"
+	// ReasonWorkloadLabelsMissing means the Workload has no labels, so no supply chain can select it.
+	ReasonWorkloadLabelsMissing = "WorkloadLabelsMissing"
+	// ReasonSupplyChainNotFound means no supply chain selects the Workload.
+	ReasonSupplyChainNotFound = "SupplyChainNotFound"
+	// ReasonMultipleSupplyChainMatches means several supply chains select the Workload equally well.
+	ReasonMultipleSupplyChainMatches = "MultipleSupplyChainMatches"
+	// ReasonDeliverableLabelsMissing means the Deliverable has no labels, so no delivery can select it.
+	ReasonDeliverableLabelsMissing = "DeliverableLabelsMissing"
+	// ReasonDeliveryNotFound means no delivery selects the Deliverable.
+	ReasonDeliveryNotFound = "DeliveryNotFound"
+	// ReasonMultipleDeliveryMatches means several deliveries select the Deliverable equally well.
+	ReasonMultipleDeliveryMatches = "MultipleDeliveryMatches"
+	// ReasonTemplatesNotFound means a blueprint references a template that does not exist.
+	ReasonTemplatesNotFound = "TemplatesNotFound"
+	// ReasonInvalidHealthRule means a template's health rule cannot be used, e.g. a bad jsonpath or
+	// CEL expression; on a resource it is a ResourceSubmitted reason.
+	ReasonInvalidHealthRule = "InvalidHealthRule"
+	// ReasonInvalidConditionRule means a template's condition rule cannot be used, e.g. a CEL
+	// expression that does not compile.
+	ReasonInvalidConditionRule = "InvalidConditionRule"
+)
+
+// Reasons of ResourceSubmitted, and of ResourcesSubmitted, which copies the first failing resource's.
+const (
+	// ReasonResourceSubmissionComplete means the object was applied and its outputs read.
+	ReasonResourceSubmissionComplete = "ResourceSubmissionComplete"
+	// ReasonPassThrough means a pass-through option forwarded an input without stamping.
+	ReasonPassThrough = "PassThrough"
+	// ReasonTemplateStampFailure means the template could not be stamped, e.g. a missing $(path)$.
+	ReasonTemplateStampFailure = "TemplateStampFailure"
+	// ReasonTemplateRejectedByAPIServer means the API server refused the stamped object.
+	ReasonTemplateRejectedByAPIServer = "TemplateRejectedByAPIServer"
+	// ReasonTemplateObjectRetrievalFailure means the template could not be read.
+	ReasonTemplateObjectRetrievalFailure = "TemplateObjectRetrievalFailure"
+	// ReasonMissingValueAtPath means an output could not be read from the object yet (Unknown).
+	ReasonMissingValueAtPath = "MissingValueAtPath"
+	// ReasonTemplateOptionsMatchError means not exactly one template option matched the owner.
+	ReasonTemplateOptionsMatchError = "TemplateOptionsMatchError"
+	// ReasonResolveTemplateOptionsError means an option's selector could not be evaluated.
+	ReasonResolveTemplateOptionsError = "ResolveTemplateOptionsError"
+)
+
+// Reasons of Healthy, ResourcesHealthy and Available.
+const (
+	// ReasonHealthyConditionRule is the reason of ResourcesHealthy, whatever its status.
+	ReasonHealthyConditionRule = "HealthyConditionRule"
+	// ReasonHealthyAtGeneration is the reason of a True Available.
+	ReasonHealthyAtGeneration = "HealthyAtGeneration"
+	// ReasonNotYetAvailable means no generation of the owner was ever all healthy.
+	ReasonNotYetAvailable = "NotYetAvailable"
+	// ReasonAlwaysHealthy is the reason under alwaysHealthy, or for a ClusterTemplate without a rule.
+	ReasonAlwaysHealthy = "AlwaysHealthy"
+	// ReasonOutputsAvailable means a template without a rule has its outputs present.
+	ReasonOutputsAvailable = "OutputsAvailable"
+	// ReasonNoStampedObject means there is no stamped object to judge yet.
+	ReasonNoStampedObject = "NoStampedObject"
+	// ReasonOutputNotAvailable means a template without a rule is missing an output.
+	ReasonOutputNotAvailable = "OutputNotAvailable"
+	// ReasonMatchedCondition means a multiMatch matchConditions entry decided health.
+	ReasonMatchedCondition = "MatchedCondition"
+	// ReasonMatchedField means a multiMatch matchFields entry decided health.
+	ReasonMatchedField = "MatchedField"
+	// ReasonMatchedExpression means a multiMatch matchCEL entry decided health.
+	ReasonMatchedExpression = "MatchedExpression"
+	// ReasonNoMatchesFulfilled means neither side of a multiMatch rule held.
+	ReasonNoMatchesFulfilled = "NoMatchesFulfilled"
+	// ReasonLatestGenerationNotObserved means the object, or the owner's resources, have not caught
+	// up with the latest generation yet.
+	ReasonLatestGenerationNotObserved = "LatestGenerationNotObserved"
+	// ReasonConditionSuffix is appended to the condition type X of singleConditionType to form the
+	// reason, e.g. ReadyCondition.
+	ReasonConditionSuffix = "Condition"
+)
+
+// Reasons of rule conditions (conditionRules).
+const (
+	// ReasonConditionRulesPassed means every rule for the condition held.
+	ReasonConditionRulesPassed = "ConditionRulesPassed"
+	// ReasonConditionRulesFailed means a rule for the condition did not hold or failed to evaluate.
+	ReasonConditionRulesFailed = "ConditionRulesFailed"
+)
+
+// Event reasons recorded on the owner.
+const (
+	// EventResourceHealthyStatusChanged is recorded when a resource's Healthy status changes.
+	EventResourceHealthyStatusChanged = "ResourceHealthyStatusChanged"
+	// EventStampedObjectApplied is recorded when a stamped object is created or changed.
+	EventStampedObjectApplied = "StampedObjectApplied"
+	// EventStampedObjectRemoved is recorded when a stamped object is pruned.
+	EventStampedObjectRemoved = "StampedObjectRemoved"
+	// EventResourceOutputChanged is recorded when a resource's output digest changes.
+	EventResourceOutputChanged = "ResourceOutputChanged"
+)

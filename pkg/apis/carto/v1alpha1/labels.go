@@ -1,0 +1,24 @@
+package v1alpha1
+
+// Label keys Surveyor sets on every stamped object (DESIGN §3.4). Informers for stamped kinds
+// select on them, so objects Surveyor did not stamp never enter its caches.
+const (
+	// LabelWorkloadName is the name of the Workload the object was stamped for.
+	LabelWorkloadName = "carto.run/workload-name"
+	// LabelWorkloadNamespace is the namespace of the Workload the object was stamped for.
+	LabelWorkloadNamespace = "carto.run/workload-namespace"
+	// LabelSupplyChainName is the name of the supply chain that stamped the object.
+	LabelSupplyChainName = "carto.run/supply-chain-name"
+	// LabelDeliverableName is the name of the Deliverable the object was stamped for.
+	LabelDeliverableName = "carto.run/deliverable-name"
+	// LabelDeliverableNamespace is the namespace of the Deliverable the object was stamped for.
+	LabelDeliverableNamespace = "carto.run/deliverable-namespace"
+	// LabelDeliveryName is the name of the delivery that stamped the object.
+	LabelDeliveryName = "carto.run/delivery-name"
+	// LabelResourceName is the name of the blueprint resource the object was stamped for.
+	LabelResourceName = "carto.run/resource-name"
+	// LabelTemplateKind is the kind of the template the object was stamped from.
+	LabelTemplateKind = "carto.run/template-kind"
+	// LabelClusterTemplateName is the name of the template the object was stamped from.
+	LabelClusterTemplateName = "carto.run/cluster-template-name"
+)
