@@ -8,22 +8,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer"
 )
 
-// The manager's own permissions; `make manifests` turns these markers into config/rbac.
-// Stamped objects are written by impersonating each Workload's ServiceAccount, so the
-// manager itself only needs to read carto.run kinds, write their status, impersonate
-// service accounts, record events and hold its leader-election lease.
-// +kubebuilder:rbac:groups=carto.run,resources=clustersupplychains;clusterdeliveries;clustersourcetemplates;clusterimagetemplates;clusterconfigtemplates;clusterdeploymenttemplates;clustertemplates;workloads;deliverables,verbs=get;list;watch
-// +kubebuilder:rbac:groups=carto.run,resources=clustersupplychains/status;clusterdeliveries/status;clustersourcetemplates/status;clusterimagetemplates/status;clusterconfigtemplates/status;clusterdeploymenttemplates/status;clustertemplates/status;workloads/status;deliverables/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
-// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
+// The leader-election lease; the realizer's permissions are in pkg/realizer.
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=surveyor-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 func main() {
@@ -51,6 +46,7 @@ func run() error {
 	flag.Parse()
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+	klog.SetLogger(ctrl.Log) // client-go and leader election log through the same sink
 	log := ctrl.Log.WithName("setup")
 
 	scheme := runtime.NewScheme()
@@ -69,6 +65,7 @@ func run() error {
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
+		Cache:                   realizer.CacheOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
@@ -88,6 +85,11 @@ func run() error {
 		return err
 	}
 
+	ctx := ctrl.SetupSignalHandler()
+	if err := realizer.Setup(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the realizer: %w", err)
+	}
+
 	log.Info("starting manager", "leaderElection", leaderElect, "qps", qps, "burst", burst)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }

@@ -1,0 +1,257 @@
+package health
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/ext"
+	"k8s.io/apiserver/pkg/cel/library"
+)
+
+// CELObjectVariable is the name of the one variable every expression sees: the stamped object.
+const CELObjectVariable = "object"
+
+// Cost limits of CEL evaluation, in cel-go's cost units (about one unit per operation, plus the size
+// of strings and lists that functions walk). They match the Kubernetes API server's limits for
+// validation rules.
+const (
+	// CELCallCostLimit is the most one evaluation of one expression may cost. An expression that
+	// goes over it is stopped and gives ErrCostLimitExceeded.
+	CELCallCostLimit uint64 = 1_000_000
+	// CELObjectCostBudget is the default budget of a Scope: the most all the expressions evaluated
+	// for one object may cost together.
+	CELObjectCostBudget uint64 = 10_000_000
+)
+
+// ResultType is the type an expression must produce.
+type ResultType int
+
+const (
+	// ResultAny accepts any result, e.g. a bool or a map {status?, reason, message}.
+	ResultAny ResultType = iota
+	// ResultBool requires a bool, e.g. a matchCEL expression.
+	ResultBool
+	// ResultString requires a string, e.g. a messageExpression.
+	ResultString
+)
+
+func (r ResultType) String() string {
+	switch r {
+	case ResultBool:
+		return "bool"
+	case ResultString:
+		return "string"
+	default:
+		return "any"
+	}
+}
+
+// Errors of CEL compilation and evaluation. Every error returned by CompileCEL and by the Program
+// methods quotes the expression, and errors.Is matches exactly one of these.
+var (
+	// ErrInvalidExpression means the expression does not compile, or its type cannot be the one
+	// required.
+	ErrInvalidExpression = errors.New("invalid expression")
+	// ErrMissingData means the expression read something the object does not have (yet): a missing
+	// key or attribute, or an index out of range. Callers treat it as "not there yet", not as a fault
+	// of the expression; health treats such a matcher as not holding.
+	ErrMissingData = errors.New("missing data")
+	// ErrCostLimitExceeded means one evaluation went over CELCallCostLimit.
+	ErrCostLimitExceeded = errors.New("cost limit exceeded")
+	// ErrBudgetExhausted means the expressions evaluated for one object used up its Scope's budget.
+	ErrBudgetExhausted = errors.New("per-object cost budget exhausted")
+	// ErrResultType means the result had the wrong type, e.g. a string where a bool was required.
+	ErrResultType = errors.New("wrong result type")
+	// ErrEvaluation is any other evaluation error, e.g. a division by zero or a failed conversion.
+	ErrEvaluation = errors.New("evaluation failed")
+)
+
+// exprError is an error about one expression. It quotes the expression and unwraps to its kind.
+type exprError struct {
+	expression string
+	kind       error
+	detail     string
+}
+
+func (e *exprError) Error() string {
+	return fmt.Sprintf("expression %q: %s", e.expression, e.detail)
+}
+
+func (e *exprError) Unwrap() error { return e.kind }
+
+// Program is a compiled CEL expression over `object`. Programs are compiled once per expression
+// text and cached for the life of the process; a Program is safe for concurrent use.
+type Program struct {
+	expression string
+	output     *cel.Type
+	ast        *cel.Ast
+	// tracked runs under cel.CostLimit; fast runs without cost tracking, only when bound proves
+	// the cost fits (see celcost.go).
+	tracked cel.Program
+	fast    cel.Program
+
+	costPaths [][]string // object paths the bound depends on
+	bounded   bool       // whether bound can be computed at all
+	bounds    sync.Map   // size class (uint64) -> worst-case cost (uint64)
+}
+
+type compiled struct {
+	program *Program
+	err     error
+}
+
+var (
+	celCache    sync.Map // expression text -> compiled
+	celCompiles atomic.Uint64
+	celEnv      = sync.OnceValues(newCELEnv)
+)
+
+// CELCompileCount returns how many expressions were compiled since the process started. It grows
+// when a new expression text is seen, and stays flat in steady state.
+func CELCompileCount() uint64 { return celCompiles.Load() }
+
+// CompileCEL returns the Program for expression, compiling it on first use, and checks that its
+// type can be want. The cache is keyed by the expression text alone and also remembers expressions
+// that fail to compile, so an invalid expression costs one compilation, not one per reconcile. The
+// type check runs on every call: it reads the cached output type and costs nothing.
+//
+// An expression over `object` usually has type dyn, because the object has no schema; dyn passes
+// the check here and the result is checked again when the Program is evaluated.
+func CompileCEL(expression string, want ResultType) (*Program, error) {
+	c, ok := celCache.Load(expression)
+	if !ok {
+		p, err := compileCEL(expression)
+		c, _ = celCache.LoadOrStore(expression, compiled{program: p, err: err})
+	}
+	cc := c.(compiled)
+	if cc.err != nil {
+		return nil, cc.err
+	}
+	if err := cc.program.checkOutput(want); err != nil {
+		return nil, err
+	}
+	return cc.program, nil
+}
+
+func compileCEL(expression string) (*Program, error) {
+	celCompiles.Add(1)
+	env, err := celEnv()
+	if err != nil {
+		// The environment is fixed at build time; this is a bug, not bad input.
+		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: "CEL environment: " + err.Error()}
+	}
+	ast, iss := env.Compile(expression)
+	if iss != nil && iss.Err() != nil {
+		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: iss.Err().Error()}
+	}
+	tracked, err := env.Program(ast,
+		cel.EvalOptions(cel.OptOptimize),
+		cel.CostTracking(costEstimator{}),
+		cel.CostLimit(CELCallCostLimit),
+	)
+	if err != nil {
+		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: err.Error()}
+	}
+	fast, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: err.Error()}
+	}
+	p := &Program{expression: expression, output: ast.OutputType(), ast: ast, tracked: tracked, fast: fast}
+	p.recordCostPaths()
+	return p, nil
+}
+
+func (p *Program) checkOutput(want ResultType) error {
+	var required *cel.Type
+	switch want {
+	case ResultBool:
+		required = cel.BoolType
+	case ResultString:
+		required = cel.StringType
+	default:
+		return nil
+	}
+	if p.output.Kind() == types.DynKind || p.output.IsExactType(required) {
+		return nil
+	}
+	return &exprError{expression: p.expression, kind: ErrInvalidExpression,
+		detail: fmt.Sprintf("must evaluate to %s, but has type %s", want, p.output)}
+}
+
+// String returns the expression text.
+func (p *Program) String() string { return p.expression }
+
+// EvalBool evaluates the expression against the scope's object and requires a bool.
+func (p *Program) EvalBool(s *Scope) (bool, error) {
+	v, err := p.eval(s)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(types.Bool)
+	if !ok {
+		return false, p.wrongType(ResultBool, v)
+	}
+	return bool(b), nil
+}
+
+// EvalString evaluates the expression against the scope's object and requires a string.
+func (p *Program) EvalString(s *Scope) (string, error) {
+	v, err := p.eval(s)
+	if err != nil {
+		return "", err
+	}
+	str, ok := v.(types.String)
+	if !ok {
+		return "", p.wrongType(ResultString, v)
+	}
+	return string(str), nil
+}
+
+// Eval evaluates the expression against the scope's object and returns its result as a plain Go
+// value: bool, int64, uint64, float64, string, []byte, nil, []any, or map[string]any (string keys
+// only), with optionals unwrapped (an empty optional is nil) and other values, such as timestamps,
+// durations and quantities, in their string form. Condition rules use it to accept a bool or a map
+// {status?, reason, message}.
+func (p *Program) Eval(s *Scope) (any, error) {
+	v, err := p.eval(s)
+	if err != nil {
+		return nil, err
+	}
+	native, err := toNative(v)
+	if err != nil {
+		return nil, &exprError{expression: p.expression, kind: ErrResultType, detail: err.Error()}
+	}
+	return native, nil
+}
+
+func (p *Program) wrongType(want ResultType, v ref.Val) error {
+	return &exprError{expression: p.expression, kind: ErrResultType,
+		detail: fmt.Sprintf("must evaluate to %s, but evaluated to %s", want, v.Type().TypeName())}
+}
+
+func newCELEnv() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable(CELObjectVariable, cel.MapType(cel.StringType, cel.DynType)),
+		cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true),
+		cel.DefaultUTCTimeZone(true),
+		ext.Strings(),
+		ext.Lists(),
+		ext.Sets(),
+		ext.TwoVarComprehensions(),
+		library.URLs(),
+		library.Regex(),
+		library.Lists(),
+		library.Quantity(),
+		library.IP(),
+		library.CIDR(),
+		library.Format(),
+		library.SemverLib(library.SemverVersion(1)),
+		indexesLibrary(),
+	)
+}

@@ -1,0 +1,191 @@
+package health
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/interpreter"
+)
+
+// Scope is one object prepared for CEL evaluation: the activation that binds `object`, built once,
+// and the cost budget shared by every expression evaluated for that object. Create one Scope per
+// object and per reconcile, and pass it to every evaluation for that object (health and condition
+// rules alike). A Scope is not safe for concurrent use.
+//
+// Binding the object once matters for speed: cel-go wraps the object's map lazily, and the Scope
+// keeps that wrapper and the activation, so an evaluation allocates nothing to bind its input.
+type Scope struct {
+	activation objectActivation
+	object     map[string]any
+	remaining  uint64
+	budget     uint64
+}
+
+// NewScope returns a Scope for object, usually an unstructured object's content, with the default
+// budget CELObjectCostBudget.
+func NewScope(object map[string]any) *Scope {
+	return NewScopeWithBudget(object, CELObjectCostBudget)
+}
+
+// NewScopeWithBudget returns a Scope for object whose expressions may cost budget in total.
+func NewScopeWithBudget(object map[string]any, budget uint64) *Scope {
+	if object == nil {
+		object = map[string]any{}
+	}
+	return &Scope{
+		activation: objectActivation{object: object},
+		object:     object,
+		remaining:  budget,
+		budget:     budget,
+	}
+}
+
+// Remaining returns the budget the scope has left.
+func (s *Scope) Remaining() uint64 { return s.remaining }
+
+// objectActivation resolves the single variable `object` without a map lookup or allocation. It
+// binds the plain map, not a CEL value: cel-go then selects fields on the Go map directly and only
+// converts the values an expression actually reads.
+type objectActivation struct {
+	object any
+}
+
+func (a *objectActivation) ResolveName(name string) (any, bool) {
+	if name == CELObjectVariable {
+		return a.object, true
+	}
+	return nil, false
+}
+
+func (a *objectActivation) Parent() interpreter.Activation { return nil }
+
+// eval runs the program and charges its cost to the scope.
+//
+// When the worst-case cost of the expression on this object is known and fits both the per-call
+// limit and the remaining budget, the untracked program runs and the worst case is charged (see
+// celcost.go). Otherwise the tracked program runs: cel-go stops it at the per-call limit, and its
+// actual cost is charged afterwards, so one evaluation can overrun the budget by at most the per-call
+// limit, and every later evaluation for the same object fails at once.
+func (p *Program) eval(s *Scope) (ref.Val, error) {
+	if s == nil {
+		return nil, &exprError{expression: p.expression, kind: ErrEvaluation, detail: "no object to evaluate against"}
+	}
+	if s.remaining == 0 {
+		return nil, p.budgetError(s)
+	}
+	if bound := p.bound(s.object); bound <= s.remaining {
+		out, _, err := p.fast.Eval(&s.activation)
+		s.remaining -= bound
+		if err != nil {
+			return nil, p.classify(err)
+		}
+		return out, nil
+	}
+	out, details, err := p.tracked.Eval(&s.activation)
+	var cost uint64
+	if details != nil && details.ActualCost() != nil {
+		cost = *details.ActualCost()
+	}
+	var cancelled interpreter.EvalCancelledError
+	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded {
+		s.charge(CELCallCostLimit)
+		return nil, &exprError{expression: p.expression, kind: ErrCostLimitExceeded,
+			detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}
+	}
+	if !s.charge(cost) {
+		return nil, p.budgetError(s)
+	}
+	if err != nil {
+		return nil, p.classify(err)
+	}
+	return out, nil
+}
+
+// charge takes cost from the remaining budget and reports whether it was there to take.
+func (s *Scope) charge(cost uint64) bool {
+	if cost > s.remaining {
+		s.remaining = 0
+		return false
+	}
+	s.remaining -= cost
+	return true
+}
+
+func (p *Program) budgetError(s *Scope) error {
+	return &exprError{expression: p.expression, kind: ErrBudgetExhausted,
+		detail: fmt.Sprintf("the expressions for this object used up their cost budget of %d", s.budget)}
+}
+
+// classify decides, in this one place, whether an evaluation error means the data is not there yet
+// (ErrMissingData) or that the evaluation failed (ErrEvaluation). cel-go reports a missing map key,
+// a missing attribute and an index out of range with these messages and no exported type.
+func (p *Program) classify(err error) error {
+	msg := err.Error()
+	kind := ErrEvaluation
+	for _, prefix := range []string{"no such key", "no such attribute", "index out of bounds"} {
+		if strings.HasPrefix(msg, prefix) {
+			kind = ErrMissingData
+			break
+		}
+	}
+	return &exprError{expression: p.expression, kind: kind, detail: msg}
+}
+
+// toNative turns a CEL value into a plain Go value, see Program.Eval.
+func toNative(v ref.Val) (any, error) {
+	switch x := v.(type) {
+	case types.Bool:
+		return bool(x), nil
+	case types.Int:
+		return int64(x), nil
+	case types.Uint:
+		return uint64(x), nil
+	case types.Double:
+		return float64(x), nil
+	case types.String:
+		return string(x), nil
+	case types.Bytes:
+		return []byte(x), nil
+	case types.Null:
+		return nil, nil
+	case *types.Optional:
+		if !x.HasValue() {
+			return nil, nil
+		}
+		return toNative(x.GetValue())
+	case traits.Mapper:
+		out := make(map[string]any)
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			key, ok := k.(types.String)
+			if !ok {
+				return nil, fmt.Errorf("map key %v has type %s, want string", k, k.Type().TypeName())
+			}
+			val, err := toNative(x.Get(k))
+			if err != nil {
+				return nil, err
+			}
+			out[string(key)] = val
+		}
+		return out, nil
+	case traits.Lister:
+		n, _ := x.Size().(types.Int)
+		out := make([]any, 0, int(n))
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			val, err := toNative(it.Next())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, val)
+		}
+		return out, nil
+	}
+	if s, ok := v.ConvertToType(types.StringType).(types.String); ok {
+		return string(s), nil
+	}
+	return nil, fmt.Errorf("result of type %s cannot be used", v.Type().TypeName())
+}

@@ -1,0 +1,374 @@
+package realizer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
+)
+
+// annotationStampDigest holds the digest of the stamp last applied to an object. With
+// the live object holding every stamped field, an equal digest means an apply would
+// change nothing, so none is sent. (A field removed from the template changes the
+// digest, which a subset check alone would miss.)
+const annotationStampDigest = "carto.run/stamp-digest"
+
+// realization is one pass over a Workload's supply chain.
+type realization struct {
+	r      *WorkloadReconciler
+	ctx    context.Context
+	wl     *v1alpha1.Workload
+	owner  map[string]any
+	sc     *v1alpha1.ClusterSupplyChain
+	client client.Client // impersonates the Workload's ServiceAccount
+
+	prev   []v1alpha1.ResourceStatus
+	byName map[string]*resourceResult
+}
+
+// resourceResult is what was observed for one resource.
+type resourceResult struct {
+	status    v1alpha1.ResourceStatus // without conditions
+	submitted metav1.Condition
+	healthy   metav1.Condition
+	// values are the outputs read (url, revision, image or config); nil until
+	// every declared output could be read.
+	values map[string]any
+}
+
+func (rz *realization) previous(name string) *v1alpha1.ResourceStatus {
+	for i := range rz.prev {
+		if rz.prev[i].Name == name {
+			return &rz.prev[i]
+		}
+	}
+	return nil
+}
+
+func submitted(status metav1.ConditionStatus, reason, format string, args ...any) metav1.Condition {
+	return metav1.Condition{Type: v1alpha1.ConditionResourceSubmitted, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// realize stamps, applies and judges one resource. Only transient API errors are
+// returned; everything the user can fix becomes the resource's conditions.
+func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResult, error) {
+	out := &resourceResult{status: v1alpha1.ResourceStatus{Name: res.Name, ObservedGeneration: rz.wl.Generation}}
+	if prev := rz.previous(res.Name); prev != nil {
+		// Until a new object is stamped, the old one is still this resource's.
+		out.status.StampedRef = prev.StampedRef
+	}
+	fail := func(c metav1.Condition) (*resourceResult, error) {
+		out.submitted = c
+		out.healthy = judge(nil, template{}, false)
+		return out, nil
+	}
+
+	inputs, waiting := rz.inputs(res, out)
+	if waiting != nil {
+		return fail(*waiting)
+	}
+
+	name := res.TemplateRef.Name
+	if name == "" {
+		choice, err := chooseOption(res, rz.owner)
+		if err != nil {
+			return fail(*err)
+		}
+		if choice.PassThrough != "" {
+			return rz.passThrough(res, choice.PassThrough, out)
+		}
+		name = choice.Template
+	}
+	out.status.TemplateRef = &v1alpha1.TemplateReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: res.TemplateRef.Kind, Name: name}
+
+	tplObj, err := newTemplate(res.TemplateRef.Kind)
+	if err != nil {
+		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.TemplateRef.Kind, name, err))
+	}
+	if err := rz.r.client.Get(rz.ctx, client.ObjectKey{Name: name}, tplObj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: not found", res.TemplateRef.Kind, name))
+		}
+		return nil, err
+	}
+	tpl := templateOf(tplObj)
+
+	obj, err := rz.stamp(res, tpl, inputs)
+	if err != nil {
+		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] from template [%s/%s]: %v", res.Name, tpl.kind, tpl.name, err))
+	}
+
+	live, cond, err := rz.apply(res, tpl, obj)
+	if err != nil || cond != nil {
+		if cond != nil {
+			return fail(*cond)
+		}
+		return nil, err
+	}
+	out.status.StampedRef = rz.stampedRef(live)
+
+	values, err := stamp.ReadOutputs(live, tpl.outputs)
+	out.healthy = judge(live, tpl, err == nil)
+	var syntax *fieldpath.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
+			"template [%s/%s] has an invalid output path: %v", tpl.kind, tpl.name, err))
+	case err != nil:
+		out.submitted = missingValue(err, live, out.healthy)
+		return out, nil
+	}
+	out.values = values
+	out.status.Outputs = rz.outputs(res.Name, values)
+	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
+	return out, nil
+}
+
+// inputs gathers the outputs of the earlier resources this one consumes. A producer
+// that has not delivered yet makes this resource wait, carrying the producer's reason.
+func (rz *realization) inputs(res *v1alpha1.SupplyChainResource, out *resourceResult) (stamp.Inputs, *metav1.Condition) {
+	in := stamp.Inputs{Sources: map[string]stamp.Source{}, Images: map[string]any{}, Configs: map[string]any{}}
+	groups := []struct {
+		refs  []v1alpha1.ResourceReference
+		names []string
+		set   func(name string, values map[string]any)
+	}{
+		{res.Sources, []string{stamp.OutputURL, stamp.OutputRevision}, func(n string, v map[string]any) {
+			in.Sources[n] = stamp.Source{URL: v[stamp.OutputURL], Revision: v[stamp.OutputRevision]}
+		}},
+		{res.Images, []string{stamp.OutputImage}, func(n string, v map[string]any) { in.Images[n] = v[stamp.OutputImage] }},
+		{res.Configs, []string{stamp.OutputConfig}, func(n string, v map[string]any) { in.Configs[n] = v[stamp.OutputConfig] }},
+	}
+	for _, g := range groups {
+		for _, ref := range g.refs {
+			out.status.Inputs = append(out.status.Inputs, v1alpha1.Input{Name: ref.Resource})
+			producer, ok := rz.byName[ref.Resource]
+			if !ok {
+				c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
+					"input [%s] of resource [%s] refers to resource [%s], which is not an earlier resource of the supply chain", ref.Name, res.Name, ref.Resource)
+				return in, &c
+			}
+			if producer.values == nil {
+				c := producer.submitted
+				if c.Status == metav1.ConditionTrue {
+					c.Status, c.Reason = metav1.ConditionUnknown, v1alpha1.ReasonMissingValueAtPath
+				}
+				if c.Status == metav1.ConditionFalse {
+					c.Status = metav1.ConditionUnknown
+				}
+				c.Message = fmt.Sprintf("waiting for input [%s] from resource [%s]: %s", ref.Name, ref.Resource, producer.submitted.Message)
+				return in, &c
+			}
+			for _, n := range g.names {
+				if _, ok := producer.values[n]; !ok {
+					c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
+						"input [%s] of resource [%s]: resource [%s] has no %s output", ref.Name, res.Name, ref.Resource, n)
+					return in, &c
+				}
+			}
+			g.set(ref.Name, producer.values)
+		}
+	}
+	return in, nil
+}
+
+// stamp interpolates the template and makes the object the Workload's: its namespace,
+// Surveyor's labels and the Workload as controller owner.
+func (rz *realization) stamp(res *v1alpha1.SupplyChainResource, tpl template, in stamp.Inputs) (*unstructured.Unstructured, error) {
+	params, err := stamp.Params(tpl.spec.Params, rz.sc.Spec.Params, res.Params, rz.wl.Spec.Params)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := stamp.Stamp(tpl.spec.Template.Raw, stamp.NewContext(stamp.OwnerWorkload, rz.owner, params, in))
+	if err != nil {
+		return nil, err
+	}
+	if obj.GetAPIVersion() == "" || obj.GetKind() == "" || obj.GetName() == "" {
+		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
+	}
+	obj.SetNamespace(rz.wl.Namespace)
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range map[string]string{
+		v1alpha1.LabelWorkloadName:        rz.wl.Name,
+		v1alpha1.LabelWorkloadNamespace:   rz.wl.Namespace,
+		v1alpha1.LabelSupplyChainName:     rz.sc.Name,
+		v1alpha1.LabelResourceName:        res.Name,
+		v1alpha1.LabelTemplateKind:        tpl.kind,
+		v1alpha1.LabelClusterTemplateName: tpl.name,
+	} {
+		labels[k] = v
+	}
+	obj.SetLabels(labels)
+	obj.SetOwnerReferences([]metav1.OwnerReference{{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindWorkload,
+		Name: rz.wl.Name, UID: rz.wl.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}})
+	digest, err := digestOf(obj.Object)
+	if err != nil {
+		return nil, err
+	}
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationStampDigest] = digest
+	obj.SetAnnotations(annotations)
+	return obj, nil
+}
+
+// apply writes the object as the Workload's ServiceAccount, unless the live object
+// already holds every stamped field, and returns the live object. A condition is
+// returned for what the user must fix; an error for what a retry may fix.
+func (rz *realization) apply(res *v1alpha1.SupplyChainResource, tpl template, obj *unstructured.Unstructured) (*unstructured.Unstructured, *metav1.Condition, error) {
+	gvk := obj.GroupVersionKind()
+	if _, err := rz.r.watch.ensure(rz.ctx, gvk); err != nil {
+		if meta.IsNoMatchError(err) || !isTransient(err) {
+			c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
+				"unable to apply object [%s/%s] for resource [%s]: %v", gvk.Kind, obj.GetName(), res.Name, err)
+			return nil, &c, nil
+		}
+		return nil, nil, err
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	err := rz.r.stamped.Get(rz.ctx, client.ObjectKeyFromObject(obj), live)
+	switch {
+	case err == nil:
+		if live.GetAnnotations()[annotationStampDigest] == obj.GetAnnotations()[annotationStampDigest] && stamp.Contains(live.Object, obj.Object) {
+			return live, nil, nil
+		}
+	case !apierrors.IsNotFound(err):
+		return nil, nil, err
+	}
+	applied := obj.DeepCopy()
+	if err := rz.client.Patch(rz.ctx, applied, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if isTransient(err) {
+			return nil, nil, err
+		}
+		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
+			"unable to apply object [%s/%s] for resource [%s]: %v", gvk.Kind, obj.GetName(), res.Name, apiMessage(err))
+		return nil, &c, nil
+	}
+	rz.r.event(rz.wl, v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
+	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.Name, "kind", gvk.Kind, "name", obj.GetName())
+	return applied, nil, nil
+}
+
+func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.StampedRef {
+	gvk := obj.GroupVersionKind()
+	ref := &v1alpha1.StampedRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if mapping, err := rz.r.watch.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		ref.Resource = mapping.Resource.GroupResource().String()
+	}
+	return ref
+}
+
+// passThrough forwards the named input's outputs unchanged; nothing is stamped.
+func (rz *realization) passThrough(res *v1alpha1.SupplyChainResource, input string, out *resourceResult) (*resourceResult, error) {
+	var producer string
+	for _, refs := range [][]v1alpha1.ResourceReference{res.Sources, res.Images, res.Configs} {
+		for _, ref := range refs {
+			if ref.Name == input {
+				producer = ref.Resource
+			}
+		}
+	}
+	p, ok := rz.byName[producer]
+	if !ok || p.values == nil {
+		out.submitted = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
+			"resource [%s] passes through input [%s], which is not among its inputs", res.Name, input)
+		out.healthy = judge(nil, template{}, false)
+		return out, nil
+	}
+	out.status.StampedRef = nil
+	out.values = p.values
+	out.status.Outputs = rz.outputs(res.Name, p.values)
+	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonPassThrough, "")
+	out.healthy = metav1.Condition{Type: v1alpha1.ConditionHealthy, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonOutputsAvailable}
+	return out, nil
+}
+
+// prune deletes objects stamped earlier for resources that are gone from the supply
+// chain or now stamp a different object.
+func (rz *realization) prune(now []*resourceResult) {
+	current := map[string]v1alpha1.StampedRef{}
+	for _, res := range now {
+		if res.status.StampedRef != nil {
+			current[res.status.Name] = *res.status.StampedRef
+		}
+	}
+	for _, prev := range rz.prev {
+		if prev.StampedRef == nil {
+			continue
+		}
+		if ref, ok := current[prev.Name]; ok && sameObject(ref, *prev.StampedRef) {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion(prev.StampedRef.APIVersion)
+		obj.SetKind(prev.StampedRef.Kind)
+		obj.SetNamespace(rz.wl.Namespace)
+		obj.SetName(prev.StampedRef.Name)
+		err := rz.client.Delete(rz.ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			logf.FromContext(rz.ctx).Error(err, "pruning stamped object", "resource", prev.Name, "kind", obj.GetKind(), "name", obj.GetName())
+			continue
+		}
+		if err == nil {
+			rz.r.event(rz.wl, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
+		}
+	}
+}
+
+func sameObject(a, b v1alpha1.StampedRef) bool {
+	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name
+}
+
+// digestOf is a stable digest of a JSON-encodable value (map keys are sorted).
+func digestOf(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// isTransient tells API errors a retry may fix from those only the user can fix.
+func isTransient(err error) bool {
+	switch {
+	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err),
+		apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err),
+		apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err),
+		apierrors.IsAlreadyExists(err), meta.IsNoMatchError(err):
+		return false
+	}
+	return true
+}
+
+// apiMessage is the API server's own message for a status error.
+func apiMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Message != "" {
+		return status.Status().Message
+	}
+	return err.Error()
+}

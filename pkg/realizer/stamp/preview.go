@@ -1,0 +1,86 @@
+package stamp
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// PreviewLimit is the most bytes of an output's YAML that its status preview shows.
+const PreviewLimit = 1024
+
+// Preview returns an output's status preview and digest: the value marshalled as YAML with a
+// 4-space indent, cut at PreviewLimit bytes, and "sha256:" with the hex SHA-256 of the full YAML.
+// The cut backs off to the last whole UTF-8 character, so a preview is always valid text.
+func Preview(value any) (preview, digest string, err error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(4)
+	if err := enc.Encode(value); err != nil {
+		return "", "", fmt.Errorf("marshalling output as YAML: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return "", "", fmt.Errorf("marshalling output as YAML: %w", err)
+	}
+	full := buf.Bytes()
+	sum := sha256.Sum256(full)
+	cut := full
+	if len(cut) > PreviewLimit {
+		cut = cut[:PreviewLimit]
+		for len(cut) > 0 && !utf8.Valid(cut) {
+			cut = cut[:len(cut)-1]
+		}
+	}
+	return string(cut), "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// outputOrder is the order outputs appear in status; any other name follows, sorted.
+var outputOrder = []string{OutputURL, OutputRevision, OutputImage, OutputConfig}
+
+// StatusOutputs returns the status entries for values read from a stamped object (see
+// ReadOutputs), in the order url, revision, image, config. An output keeps its previous
+// lastTransitionTime while its digest is unchanged; a new or changed one gets now.
+func StatusOutputs(values map[string]any, previous []v1alpha1.Output, now metav1.Time) ([]v1alpha1.Output, error) {
+	names := make([]string, 0, len(values))
+	for name := range values {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		ia, ib := rank(a), rank(b)
+		if ia != ib {
+			return ia - ib
+		}
+		return cmp.Compare(a, b)
+	})
+	outputs := make([]v1alpha1.Output, 0, len(names))
+	for _, name := range names {
+		preview, digest, err := Preview(values[name])
+		if err != nil {
+			return nil, fmt.Errorf("output %s: %w", name, err)
+		}
+		out := v1alpha1.Output{Name: name, Preview: preview, Digest: digest, LastTransitionTime: now}
+		for _, prev := range previous {
+			if prev.Name == name && prev.Digest == digest && !prev.LastTransitionTime.IsZero() {
+				out.LastTransitionTime = prev.LastTransitionTime
+			}
+		}
+		outputs = append(outputs, out)
+	}
+	return outputs, nil
+}
+
+func rank(name string) int {
+	if i := slices.Index(outputOrder, name); i >= 0 {
+		return i
+	}
+	return len(outputOrder)
+}

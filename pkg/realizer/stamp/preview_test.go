@@ -1,0 +1,116 @@
+package stamp_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+)
+
+var (
+	earlier = metav1.Unix(1000, 0)
+	now     = metav1.Unix(2000, 0)
+)
+
+func digestOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func TestPreview(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	// 1023 ASCII bytes then a 3-byte character straddling the 1024-byte cut.
+	straddling := strings.Repeat("a", 1023) + "€"
+	tests := []struct {
+		name        string
+		value       any
+		wantPreview string
+		wantFull    string
+	}{
+		{name: "string", value: "http://source/petclinic.tar.gz", wantPreview: "http://source/petclinic.tar.gz\n", wantFull: "http://source/petclinic.tar.gz\n"},
+		{name: "number", value: int64(42), wantPreview: "42\n", wantFull: "42\n"},
+		{
+			name:        "map with 4-space indent, keys sorted",
+			value:       map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "workload", "image": "img"}}}, "a": true},
+			wantPreview: "a: true\nspec:\n    containers:\n        - image: img\n          name: workload\n",
+			wantFull:    "a: true\nspec:\n    containers:\n        - image: img\n          name: workload\n",
+		},
+		{name: "cut at 1024 bytes, digest of all", value: long, wantPreview: long[:1024], wantFull: long + "\n"},
+		{name: "cut backs off to a whole character", value: straddling, wantPreview: straddling[:1023], wantFull: straddling + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			preview, digest, err := stamp.Preview(tt.value)
+			if err != nil {
+				t.Fatalf("Preview() error = %v", err)
+			}
+			if preview != tt.wantPreview {
+				t.Errorf("preview = %q, want %q", preview, tt.wantPreview)
+			}
+			if !utf8.ValidString(preview) || len(preview) > stamp.PreviewLimit {
+				t.Errorf("preview is not valid UTF-8 of at most %d bytes", stamp.PreviewLimit)
+			}
+			if want := digestOf(tt.wantFull); digest != want {
+				t.Errorf("digest = %s, want %s (of the full YAML)", digest, want)
+			}
+		})
+	}
+}
+
+func TestStatusOutputs(t *testing.T) {
+	urlPreview, urlDigest, _ := stamp.Preview("u1")
+	revPreview, revDigest, _ := stamp.Preview("r1")
+	_, rev2Digest, _ := stamp.Preview("r2")
+	tests := []struct {
+		name     string
+		values   map[string]any
+		previous []v1alpha1.Output
+		want     []v1alpha1.Output
+	}{
+		{
+			name:   "first read: now, in url-revision order",
+			values: map[string]any{"revision": "r1", "url": "u1"},
+			want: []v1alpha1.Output{
+				{Name: "url", Preview: urlPreview, Digest: urlDigest, LastTransitionTime: now},
+				{Name: "revision", Preview: revPreview, Digest: revDigest, LastTransitionTime: now},
+			},
+		},
+		{
+			name:   "unchanged digest keeps lastTransitionTime, changed one moves",
+			values: map[string]any{"url": "u1", "revision": "r1"},
+			previous: []v1alpha1.Output{
+				{Name: "url", Digest: urlDigest, LastTransitionTime: earlier},
+				{Name: "revision", Digest: rev2Digest, LastTransitionTime: earlier},
+			},
+			want: []v1alpha1.Output{
+				{Name: "url", Preview: urlPreview, Digest: urlDigest, LastTransitionTime: earlier},
+				{Name: "revision", Preview: revPreview, Digest: revDigest, LastTransitionTime: now},
+			},
+		},
+		{
+			name:     "same digest under another name is a change",
+			values:   map[string]any{"url": "u1"},
+			previous: []v1alpha1.Output{{Name: "image", Digest: urlDigest, LastTransitionTime: earlier}},
+			want:     []v1alpha1.Output{{Name: "url", Preview: urlPreview, Digest: urlDigest, LastTransitionTime: now}},
+		},
+		{name: "no values", values: nil, want: []v1alpha1.Output{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := stamp.StatusOutputs(tt.values, tt.previous, now)
+			if err != nil {
+				t.Fatalf("StatusOutputs() error = %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("StatusOutputs() = %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package realizer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+)
+
+// selectSupplyChain picks the Workload's supply chain and says so as SupplyChainReady:
+// True Ready, the selection failure, or the chosen supply chain's own not-Ready reason.
+func selectSupplyChain(owner map[string]any, chains []v1alpha1.ClusterSupplyChain) (*v1alpha1.ClusterSupplyChain, metav1.Condition) {
+	candidates := make([]selector.Candidate, len(chains))
+	for i := range chains {
+		candidates[i] = selector.Candidate{Name: chains[i].Name, Selector: chains[i].Spec.OwnerSelector}
+	}
+	sel := selector.Select(selector.WorkloadTerms, selector.NewOwner(owner), candidates)
+	cond := metav1.Condition{Type: v1alpha1.ConditionSupplyChainReady, Status: metav1.ConditionFalse, Reason: sel.Reason, Message: sel.Message}
+	i := slices.IndexFunc(chains, func(sc v1alpha1.ClusterSupplyChain) bool { return sc.Name == sel.Name })
+	if sel.Name == "" || i < 0 {
+		return nil, cond
+	}
+	sc := &chains[i]
+	// A supply chain whose status is stale (a newer spec not yet checked) or not
+	// Ready lends its reason; realizing waits until its templates are there.
+	ready := findCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+	switch {
+	case ready == nil || sc.Status.ObservedGeneration != sc.Generation:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "SupplyChainNotReconciled", fmt.Sprintf("waiting for supply chain [%s] to be reconciled", sc.Name)
+	case ready.Status != metav1.ConditionTrue:
+		cond.Status, cond.Reason, cond.Message = ready.Status, ready.Reason, ready.Message
+	default:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, v1alpha1.ReasonReady, ""
+	}
+	return sc, cond
+}
+
+// chooseOption resolves a templateRef's options for the Workload.
+func chooseOption(res *v1alpha1.SupplyChainResource, owner map[string]any) (selector.Choice, *metav1.Condition) {
+	choice, err := selector.ChooseOption(selector.WorkloadTerms, selector.NewOwner(owner), res.TemplateRef.Options)
+	if err == nil {
+		return choice, nil
+	}
+	reason := v1alpha1.ReasonResolveTemplateOptionsError
+	var none *selector.OptionsMatchError
+	if errors.As(err, &none) {
+		reason = v1alpha1.ReasonTemplateOptionsMatchError
+	}
+	c := submitted(metav1.ConditionFalse, reason, "unable to choose a template for resource [%s]: %v", res.Name, err)
+	return choice, &c
+}
+
+// judge is the resource's Healthy condition.
+func judge(obj *unstructured.Unstructured, tpl template, outputsRead bool) metav1.Condition {
+	in := health.Input{Object: obj, HasOutputs: len(tpl.outputs) > 0, OutputsRead: outputsRead}
+	if tpl.spec != nil {
+		in.Rule = tpl.spec.EffectiveHealthRule()
+	}
+	return health.Evaluate(in)
+}
+
+// missingValue is ResourceSubmitted for an output that cannot be read yet, worded by
+// what the object's health says about why (DESIGN §3.6).
+func missingValue(err error, obj *unstructured.Unstructured, healthy metav1.Condition) metav1.Condition {
+	path := err.Error()
+	var oe *stamp.OutputError
+	if errors.As(err, &oe) {
+		path = oe.Path
+	}
+	ref := fmt.Sprintf("%s/%s", obj.GetKind(), obj.GetName())
+	switch healthy.Status {
+	case metav1.ConditionTrue:
+		return submitted(metav1.ConditionUnknown, v1alpha1.ReasonMissingValueAtPath,
+			"cannot read value [%s] from healthy object [%s], contact Platform Eng", path, ref)
+	case metav1.ConditionFalse:
+		return submitted(metav1.ConditionUnknown, v1alpha1.ReasonMissingValueAtPath,
+			"cannot read value [%s] from unhealthy object [%s], examine object, particularly whether it is receiving proper inputs", path, ref)
+	}
+	return submitted(metav1.ConditionUnknown, v1alpha1.ReasonMissingValueAtPath, "waiting to read value [%s] from object [%s]", path, ref)
+}
+
+// outputs turns read values into status outputs, keeping each one's transition time
+// while its digest is unchanged, and records ResourceOutputChanged when it moved.
+func (rz *realization) outputs(name string, values map[string]any) []v1alpha1.Output {
+	var previous []v1alpha1.Output
+	if prev := rz.previous(name); prev != nil {
+		previous = prev.Outputs
+	}
+	outs, err := stamp.StatusOutputs(values, previous, rz.r.now())
+	if err != nil {
+		return previous
+	}
+	for _, o := range outs {
+		i := slices.IndexFunc(previous, func(p v1alpha1.Output) bool { return p.Name == o.Name })
+		if i < 0 || previous[i].Digest != o.Digest {
+			rz.r.event(rz.wl, v1alpha1.EventResourceOutputChanged, "Output [%s] of resource [%s] changed to %s", o.Name, name, o.Digest)
+		}
+	}
+	return outs
+}

@@ -1,0 +1,108 @@
+package realizer
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/health"
+)
+
+// observation is everything one reconcile saw of a Workload's realization.
+type observation struct {
+	supplyChain    metav1.Condition // SupplyChainReady
+	supplyChainRef *v1alpha1.BlueprintReference
+	resources      []*resourceResult
+	// keepResources is set when nothing was realized (no usable supply chain): the
+	// previous resource entries stay, so their objects can still be pruned later.
+	keepResources bool
+}
+
+// workloadStatus computes the whole status from an observation: a pure function of
+// the previous status (for transition times and the last good generation), what was
+// observed, the Workload's generation and the time.
+func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation int64, now metav1.Time) v1alpha1.WorkloadStatus {
+	st := v1alpha1.WorkloadStatus{SupplyChainRef: obs.supplyChainRef}
+	st.ObservedGeneration = generation
+
+	var named []namedCondition
+	var healths []health.ResourceCondition
+	if obs.keepResources {
+		st.Resources = prev.Resources
+	} else {
+		for _, res := range obs.resources {
+			rs := res.status
+			ready := health.ResourceReady(generation, &res.submitted, &res.healthy)
+			var old []metav1.Condition
+			for _, p := range prev.Resources {
+				if p.Name == rs.Name {
+					old = p.Conditions
+				}
+			}
+			rs.Conditions = mergeConditions(old, []metav1.Condition{
+				withGeneration(res.submitted, generation), withGeneration(res.healthy, generation), withGeneration(ready, generation),
+			}, now)
+			st.Resources = append(st.Resources, rs)
+			named = append(named, namedCondition{rs.Name, res.submitted, res.healthy})
+			healths = append(healths, health.ResourceCondition{Name: rs.Name, Condition: &res.healthy})
+		}
+	}
+
+	sc := withGeneration(obs.supplyChain, generation)
+	submitted := withGeneration(resourcesSubmitted(sc, named), generation)
+	healthy := health.ResourcesHealthy(generation, healths)
+	if obs.keepResources {
+		healthy.Status, healthy.Message = metav1.ConditionUnknown, "no resources were stamped: the supply chain is not ready"
+	}
+	// Every resource is stamped and judged at this generation whenever the supply chain
+	// could be realized; frozen resources (a later issue) will count as current too.
+	current := !obs.keepResources
+	ready := health.OwnerReady(health.OwnerReadyInput{
+		Generation: generation, BlueprintReady: &sc, ResourcesSubmitted: &submitted, ResourcesHealthy: &healthy, AllCurrent: current,
+	})
+	available := health.Available(health.AvailableInput{
+		Previous: findCondition(prev.Conditions, v1alpha1.ConditionAvailable), ResourcesHealthy: &healthy,
+		Generation: generation, AllCurrent: current,
+	})
+	st.Conditions = mergeConditions(prev.Conditions, []metav1.Condition{sc, submitted, healthy, ready, available}, now)
+	return st
+}
+
+// namedCondition is one resource's submission and health, for owner aggregation.
+type namedCondition struct {
+	name               string
+	submitted, healthy metav1.Condition
+}
+
+func withGeneration(c metav1.Condition, generation int64) metav1.Condition {
+	c.ObservedGeneration = generation
+	return c
+}
+
+func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// resourcesSubmitted is True when every resource was submitted; otherwise it carries
+// the first False resource's reason and message, else the first Unknown one's. With
+// no usable supply chain it is Unknown with the supply chain's reason.
+func resourcesSubmitted(sc metav1.Condition, res []namedCondition) metav1.Condition {
+	c := metav1.Condition{Type: v1alpha1.ConditionResourcesSubmitted, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonResourceSubmissionComplete}
+	if sc.Status != metav1.ConditionTrue {
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, sc.Reason, "no resources were submitted: the supply chain is not ready"
+		return c
+	}
+	for _, want := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionUnknown} {
+		for _, r := range res {
+			if r.submitted.Status == want {
+				c.Status, c.Reason, c.Message = want, r.submitted.Reason, r.submitted.Message
+				return c
+			}
+		}
+	}
+	return c
+}

@@ -1,0 +1,169 @@
+package realizer
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// FieldManager is the server-side-apply field manager of every stamped object.
+const FieldManager = "surveyor"
+
+// WorkloadReconciler realizes Workloads through ClusterSupplyChains.
+type WorkloadReconciler struct {
+	client   client.Client // carto.run kinds from the cache; status writes
+	stamped  client.Reader // stamped objects, from label-filtered informers
+	imp      *impersonator
+	watch    *watcher
+	recorder record.EventRecorder
+	now      func() metav1.Time
+}
+
+// NewWorkloadReconciler wires a reconciler to the manager's cache, client and config.
+func NewWorkloadReconciler(mgr ctrl.Manager) *WorkloadReconciler {
+	return &WorkloadReconciler{
+		client:   mgr.GetClient(),
+		stamped:  mgr.GetCache(),
+		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
+		recorder: mgr.GetEventRecorderFor("surveyor"),
+		now:      metav1.Now,
+		watch: &watcher{
+			cache:  mgr.GetCache(),
+			mapper: mgr.GetRESTMapper(),
+			handler: handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
+				&v1alpha1.Workload{}, handler.OnlyControllerOwner()),
+		},
+	}
+}
+
+// SetupWithManager registers the reconciler. A supply-chain change re-queues its
+// Workloads, a template change the Workloads whose supply chain uses it, and a
+// stamped object's change its controller owner (watches added on first use).
+func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).Named("workload").For(&v1alpha1.Workload{}).
+		Watches(&v1alpha1.ClusterSupplyChain{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+			return workloadsForSupplyChain(ctx, r.client, o.(*v1alpha1.ClusterSupplyChain))
+		}))
+	for kind, newObj := range templateKinds {
+		b = b.Watches(newObj(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+			return workloadsForTemplate(ctx, r.client, kind, o.GetName())
+		}))
+	}
+	c, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	r.watch.controller = c
+	r.watch.watched = map[schema.GroupVersionKind]bool{}
+	return nil
+}
+
+// Reconcile realizes one Workload and writes its status if it changed. User errors
+// end up in conditions and return nil (the next change re-queues); only transient
+// API errors are returned, so controller-runtime backs off.
+func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	wl := &v1alpha1.Workload{}
+	if err := r.client.Get(ctx, req.NamespacedName, wl); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !wl.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // stamped objects go with it through owner references
+	}
+	orig := wl.DeepCopy()
+	obs, err := r.observe(ctx, wl)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	wl.Status = workloadStatus(&orig.Status, obs, wl.Generation, r.now())
+	if equality.Semantic.DeepEqual(orig.Status, wl.Status) {
+		return ctrl.Result{}, nil
+	}
+	if err := r.client.Status().Patch(ctx, wl, client.MergeFrom(orig)); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// observe selects the supply chain and realizes each resource in order, returning
+// what it saw. It performs the writes (applies, prunes) but computes no owner status.
+func (r *WorkloadReconciler) observe(ctx context.Context, wl *v1alpha1.Workload) (*observation, error) {
+	var chains v1alpha1.ClusterSupplyChainList
+	if err := r.client.List(ctx, &chains); err != nil {
+		return nil, err
+	}
+	owner, err := ownerObject(wl)
+	if err != nil {
+		return nil, err
+	}
+	obs := &observation{}
+	sc, cond := selectSupplyChain(owner, chains.Items)
+	obs.supplyChain = cond
+	if sc == nil || cond.Status != metav1.ConditionTrue {
+		if sc != nil {
+			obs.supplyChainRef = &v1alpha1.BlueprintReference{Kind: v1alpha1.KindClusterSupplyChain, Name: sc.Name}
+		}
+		obs.resources = nil
+		obs.keepResources = true
+		return obs, nil
+	}
+	obs.supplyChainRef = &v1alpha1.BlueprintReference{Kind: v1alpha1.KindClusterSupplyChain, Name: sc.Name}
+
+	cl, err := r.imp.clientFor(wl.Namespace, serviceAccount(wl, sc))
+	if err != nil {
+		return nil, err
+	}
+	rz := &realization{
+		r: r, ctx: ctx, wl: wl, owner: owner, sc: sc, client: cl,
+		prev: wl.Status.Resources, byName: map[string]*resourceResult{},
+	}
+	for i := range sc.Spec.Resources {
+		res, err := rz.realize(&sc.Spec.Resources[i])
+		if err != nil {
+			return nil, err
+		}
+		rz.byName[res.status.Name] = res
+		obs.resources = append(obs.resources, res)
+	}
+	rz.prune(obs.resources)
+	return obs, nil
+}
+
+// serviceAccount is the identity stamping runs as: the Workload's, else the supply
+// chain's, else "default".
+func serviceAccount(wl *v1alpha1.Workload, sc *v1alpha1.ClusterSupplyChain) string {
+	switch {
+	case wl.Spec.ServiceAccountName != "":
+		return wl.Spec.ServiceAccountName
+	case sc.Spec.ServiceAccountRef != nil && sc.Spec.ServiceAccountRef.Name != "":
+		return sc.Spec.ServiceAccountRef.Name
+	}
+	return "default"
+}
+
+// ownerObject is the Workload as the map that $(workload.…)$ paths and selector
+// fields read.
+func ownerObject(wl *v1alpha1.Workload) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(wl)
+	if err != nil {
+		return nil, fmt.Errorf("converting workload: %w", err)
+	}
+	m["apiVersion"] = v1alpha1.GroupVersion.String()
+	m["kind"] = v1alpha1.KindWorkload
+	return m, nil
+}
+
+// event records an event on the Workload.
+func (r *WorkloadReconciler) event(wl *v1alpha1.Workload, reason, format string, args ...any) {
+	r.recorder.Eventf(wl, corev1.EventTypeNormal, reason, format, args...)
+}
