@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,8 +64,9 @@ func submitted(status metav1.ConditionStatus, reason, format string, args ...any
 	return metav1.Condition{Type: v1alpha1.ConditionResourceSubmitted, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// realize stamps, applies and judges one resource. Only transient API errors are
-// returned; everything the user can fix becomes the resource's conditions.
+// realize stamps, applies and judges one resource. The result always says what
+// happened in its conditions; an error is returned as well when a retry may fix it
+// (an API failure), so the caller writes the status and then backs off.
 func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResult, error) {
 	out := &resourceResult{status: v1alpha1.ResourceStatus{Name: res.Name, ObservedGeneration: rz.wl.Generation}}
 	if prev := rz.previous(res.Name); prev != nil {
@@ -75,6 +77,11 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		out.submitted = c
 		out.healthy = judge(nil, template{}, false)
 		return out, nil
+	}
+	retry := func(c metav1.Condition, err error) (*resourceResult, error) {
+		out.submitted = c
+		out.healthy = judge(nil, template{}, false)
+		return out, err
 	}
 
 	inputs, waiting := rz.inputs(res, out)
@@ -103,7 +110,7 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		if apierrors.IsNotFound(err) {
 			return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: not found", res.TemplateRef.Kind, name))
 		}
-		return nil, err
+		return retry(submitted(metav1.ConditionUnknown, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.TemplateRef.Kind, name, err), err)
 	}
 	tpl := templateOf(tplObj)
 
@@ -113,11 +120,8 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 	}
 
 	live, cond, err := rz.apply(res, tpl, obj)
-	if err != nil || cond != nil {
-		if cond != nil {
-			return fail(*cond)
-		}
-		return nil, err
+	if cond != nil {
+		return retry(*cond, err)
 	}
 	out.status.StampedRef = rz.stampedRef(live)
 
@@ -239,13 +243,17 @@ func (rz *realization) stamp(res *v1alpha1.SupplyChainResource, tpl template, in
 // returned for what the user must fix; an error for what a retry may fix.
 func (rz *realization) apply(res *v1alpha1.SupplyChainResource, tpl template, obj *unstructured.Unstructured) (*unstructured.Unstructured, *metav1.Condition, error) {
 	gvk := obj.GroupVersionKind()
-	if _, err := rz.r.watch.ensure(rz.ctx, gvk); err != nil {
-		if meta.IsNoMatchError(err) || !isTransient(err) {
-			c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
-				"unable to apply object [%s/%s] for resource [%s]: %v", gvk.Kind, obj.GetName(), res.Name, err)
-			return nil, &c, nil
+	rejected := func(err error) (*unstructured.Unstructured, *metav1.Condition, error) {
+		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
+			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.Name, apiMessage(err))
+		if isTransient(err) {
+			c.Status = metav1.ConditionUnknown
+			return nil, &c, err
 		}
-		return nil, nil, err
+		return nil, &c, nil
+	}
+	if _, err := rz.r.watch.ensure(rz.ctx, gvk); err != nil {
+		return rejected(err)
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
@@ -256,16 +264,11 @@ func (rz *realization) apply(res *v1alpha1.SupplyChainResource, tpl template, ob
 			return live, nil, nil
 		}
 	case !apierrors.IsNotFound(err):
-		return nil, nil, err
+		return rejected(err)
 	}
 	applied := obj.DeepCopy()
 	if err := rz.client.Patch(rz.ctx, applied, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		if isTransient(err) {
-			return nil, nil, err
-		}
-		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
-			"unable to apply object [%s/%s] for resource [%s]: %v", gvk.Kind, obj.GetName(), res.Name, apiMessage(err))
-		return nil, &c, nil
+		return rejected(err)
 	}
 	rz.r.event(rz.wl, v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
 	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.Name, "kind", gvk.Kind, "name", obj.GetName())
@@ -354,6 +357,11 @@ func digestOf(v any) (string, error) {
 
 // isTransient tells API errors a retry may fix from those only the user can fix.
 func isTransient(err error) bool {
+	// Server-side apply reports a value of the wrong type (a number where the schema
+	// wants a string) as an internal error, though only the template can fix it.
+	if strings.Contains(err.Error(), "failed to create typed patch object") {
+		return false
+	}
 	switch {
 	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err),
 		apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err),

@@ -81,22 +81,25 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil // stamped objects go with it through owner references
 	}
 	orig := wl.DeepCopy()
-	obs, err := r.observe(ctx, wl)
-	if err != nil {
-		return ctrl.Result{}, err
+	obs, realizeErr := r.observe(ctx, wl)
+	if obs == nil {
+		return ctrl.Result{}, realizeErr
 	}
 	wl.Status = workloadStatus(&orig.Status, obs, wl.Generation, r.now())
-	if equality.Semantic.DeepEqual(orig.Status, wl.Status) {
-		return ctrl.Result{}, nil
+	if !equality.Semantic.DeepEqual(orig.Status, wl.Status) {
+		if err := r.client.Status().Patch(ctx, wl, client.MergeFrom(orig)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
 	}
-	if err := r.client.Status().Patch(ctx, wl, client.MergeFrom(orig)); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	return ctrl.Result{}, nil
+	// A transient failure is in the status now; returning it makes controller-runtime
+	// retry with backoff.
+	return ctrl.Result{}, realizeErr
 }
 
 // observe selects the supply chain and realizes each resource in order, returning
 // what it saw. It performs the writes (applies, prunes) but computes no owner status.
+// With a nil observation nothing could be observed; with an error as well as an
+// observation, a resource hit a transient failure the observation describes.
 func (r *WorkloadReconciler) observe(ctx context.Context, wl *v1alpha1.Workload) (*observation, error) {
 	var chains v1alpha1.ClusterSupplyChainList
 	if err := r.client.List(ctx, &chains); err != nil {
@@ -127,16 +130,20 @@ func (r *WorkloadReconciler) observe(ctx context.Context, wl *v1alpha1.Workload)
 		r: r, ctx: ctx, wl: wl, owner: owner, sc: sc, client: cl,
 		prev: wl.Status.Resources, byName: map[string]*resourceResult{},
 	}
+	var transient error
 	for i := range sc.Spec.Resources {
 		res, err := rz.realize(&sc.Spec.Resources[i])
-		if err != nil {
-			return nil, err
+		if err != nil && transient == nil {
+			transient = err
 		}
 		rz.byName[res.status.Name] = res
 		obs.resources = append(obs.resources, res)
 	}
-	rz.prune(obs.resources)
-	return obs, nil
+	if transient == nil {
+		// Prune only after a clean pass: a failed apply must not cost an object.
+		rz.prune(obs.resources)
+	}
+	return obs, transient
 }
 
 // serviceAccount is the identity stamping runs as: the Workload's, else the supply
