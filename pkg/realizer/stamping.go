@@ -3,6 +3,7 @@ package realizer
 import (
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +31,7 @@ func selectSupplyChain(owner map[string]any, chains []v1alpha1.ClusterSupplyChai
 	sc := &chains[i]
 	// A supply chain whose status is stale (a newer spec not yet checked) or not
 	// Ready lends its reason; realizing waits until its templates are there.
-	ready := findCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+	ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
 	switch {
 	case ready == nil || sc.Status.ObservedGeneration != sc.Generation:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "SupplyChainNotReconciled", fmt.Sprintf("waiting for supply chain [%s] to be reconciled", sc.Name)

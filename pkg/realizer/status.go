@@ -1,6 +1,7 @@
 package realizer
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -24,7 +25,6 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 	st := v1alpha1.WorkloadStatus{SupplyChainRef: obs.supplyChainRef}
 	st.ObservedGeneration = generation
 
-	var named []namedCondition
 	var healths []health.ResourceCondition
 	if obs.keepResources {
 		st.Resources = prev.Resources
@@ -42,13 +42,12 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 				withGeneration(res.submitted, generation), withGeneration(res.healthy, generation), withGeneration(ready, generation),
 			}, now)
 			st.Resources = append(st.Resources, rs)
-			named = append(named, namedCondition{rs.Name, res.submitted, res.healthy})
 			healths = append(healths, health.ResourceCondition{Name: rs.Name, Condition: &res.healthy})
 		}
 	}
 
 	sc := withGeneration(obs.supplyChain, generation)
-	submitted := withGeneration(resourcesSubmitted(sc, named), generation)
+	submitted := withGeneration(resourcesSubmitted(sc, obs.resources), generation)
 	healthy := health.ResourcesHealthy(generation, healths)
 	if obs.keepResources {
 		healthy.Status, healthy.Message = metav1.ConditionUnknown, "no resources were stamped: the supply chain is not ready"
@@ -60,17 +59,11 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 		Generation: generation, BlueprintReady: &sc, ResourcesSubmitted: &submitted, ResourcesHealthy: &healthy, AllCurrent: current,
 	})
 	available := health.Available(health.AvailableInput{
-		Previous: findCondition(prev.Conditions, v1alpha1.ConditionAvailable), ResourcesHealthy: &healthy,
+		Previous: meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionAvailable), ResourcesHealthy: &healthy,
 		Generation: generation, AllCurrent: current,
 	})
 	st.Conditions = mergeConditions(prev.Conditions, []metav1.Condition{sc, submitted, healthy, ready, available}, now)
 	return st
-}
-
-// namedCondition is one resource's submission and health, for owner aggregation.
-type namedCondition struct {
-	name               string
-	submitted, healthy metav1.Condition
 }
 
 func withGeneration(c metav1.Condition, generation int64) metav1.Condition {
@@ -78,19 +71,10 @@ func withGeneration(c metav1.Condition, generation int64) metav1.Condition {
 	return c
 }
 
-func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
 // resourcesSubmitted is True when every resource was submitted; otherwise it carries
 // the first False resource's reason and message, else the first Unknown one's. With
 // no usable supply chain it is Unknown with the supply chain's reason.
-func resourcesSubmitted(sc metav1.Condition, res []namedCondition) metav1.Condition {
+func resourcesSubmitted(sc metav1.Condition, res []*resourceResult) metav1.Condition {
 	c := metav1.Condition{Type: v1alpha1.ConditionResourcesSubmitted, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonResourceSubmissionComplete}
 	if sc.Status != metav1.ConditionTrue {
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, sc.Reason, "no resources were submitted: the supply chain is not ready"

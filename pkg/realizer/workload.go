@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,7 +88,13 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	wl.Status = workloadStatus(&orig.Status, obs, wl.Generation, r.now())
 	if !equality.Semantic.DeepEqual(orig.Status, wl.Status) {
-		if err := r.client.Status().Patch(ctx, wl, client.MergeFrom(orig)); err != nil {
+		// The optimistic lock makes a status computed from a stale copy lose to a newer
+		// one instead of overwriting it; the conflict re-queues with the fresh copy.
+		patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
+		if err := r.client.Status().Patch(ctx, wl, patch); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{Requeue: true}, nil
+			}
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}

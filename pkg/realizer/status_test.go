@@ -1,0 +1,112 @@
+package realizer
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+func cond(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message}
+}
+
+func TestWorkloadStatus(t *testing.T) {
+	const gen = 3
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := metav1.NewTime(t0.Add(time.Minute))
+	scReady := cond(v1alpha1.ConditionSupplyChainReady, metav1.ConditionTrue, v1alpha1.ReasonReady, "")
+	ok := func(name string) *resourceResult {
+		return &resourceResult{
+			status:    v1alpha1.ResourceStatus{Name: name, ObservedGeneration: gen},
+			submitted: cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, ""),
+			healthy:   cond(v1alpha1.ConditionHealthy, metav1.ConditionTrue, v1alpha1.ReasonOutputsAvailable, ""),
+			values:    map[string]any{"config": "x"},
+		}
+	}
+	rejected := ok("deployer")
+	rejected.submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer, "forbidden")
+	rejected.healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonNoStampedObject, "no object has been stamped yet")
+
+	tests := []struct {
+		name string
+		prev v1alpha1.WorkloadStatus
+		obs  observation
+		want []metav1.Condition
+	}{
+		{
+			name: "no supply chain matches",
+			obs: observation{
+				supplyChain:   cond(v1alpha1.ConditionSupplyChainReady, metav1.ConditionFalse, v1alpha1.ReasonSupplyChainNotFound, "no supply chain found"),
+				keepResources: true,
+			},
+			want: []metav1.Condition{
+				cond(v1alpha1.ConditionSupplyChainReady, metav1.ConditionFalse, v1alpha1.ReasonSupplyChainNotFound, "no supply chain found"),
+				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionUnknown, v1alpha1.ReasonSupplyChainNotFound, "no resources were submitted: the supply chain is not ready"),
+				cond(v1alpha1.ConditionResourcesHealthy, metav1.ConditionUnknown, v1alpha1.ReasonHealthyConditionRule, "no resources were stamped: the supply chain is not ready"),
+				cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonSupplyChainNotFound, "no supply chain found"),
+				cond(v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonNotYetAvailable, "no generation has been healthy yet"),
+			},
+		},
+		{
+			name: "every resource submitted and healthy",
+			obs:  observation{supplyChain: scReady, resources: []*resourceResult{ok("source"), ok("config")}},
+			want: []metav1.Condition{
+				scReady,
+				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, ""),
+				cond(v1alpha1.ConditionResourcesHealthy, metav1.ConditionTrue, v1alpha1.ReasonHealthyConditionRule, ""),
+				cond(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady, ""),
+				cond(v1alpha1.ConditionAvailable, metav1.ConditionTrue, v1alpha1.ReasonHealthyAtGeneration, "all resources were healthy at generation 3"),
+			},
+		},
+		{
+			name: "a rejected resource decides ResourcesSubmitted and Ready",
+			obs:  observation{supplyChain: scReady, resources: []*resourceResult{ok("source"), rejected}},
+			want: []metav1.Condition{
+				scReady,
+				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer, "forbidden"),
+				cond(v1alpha1.ConditionResourcesHealthy, metav1.ConditionUnknown, v1alpha1.ReasonHealthyConditionRule, "resource [deployer] health is unknown: no object has been stamped yet"),
+				cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer, "forbidden"),
+				cond(v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonNotYetAvailable, "no generation has been healthy yet"),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := workloadStatus(&tt.prev, &tt.obs, gen, now)
+			ignore := cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime", "ObservedGeneration")
+			if diff := cmp.Diff(tt.want, got.Conditions, ignore); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			if got.ObservedGeneration != gen {
+				t.Errorf("observedGeneration = %d, want %d", got.ObservedGeneration, gen)
+			}
+		})
+	}
+}
+
+// A condition's transition time moves only when its status changes.
+func TestMergeConditionsKeepsTransitionTime(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := metav1.NewTime(t0.Add(time.Hour))
+	old := []metav1.Condition{
+		{Type: "A", Status: metav1.ConditionTrue, Reason: "X", LastTransitionTime: t0},
+		{Type: "B", Status: metav1.ConditionFalse, Reason: "Y", LastTransitionTime: t0},
+	}
+	got := mergeConditions(old, []metav1.Condition{
+		{Type: "B", Status: metav1.ConditionTrue, Reason: "Y"},
+		{Type: "A", Status: metav1.ConditionTrue, Reason: "Z", Message: "reason changed, status did not"},
+		{Type: "C", Status: metav1.ConditionUnknown, Reason: "W"},
+	}, now)
+	want := map[string]metav1.Time{"A": t0, "B": now, "C": now}
+	for i, typ := range []string{"B", "A", "C"} {
+		w := want[typ]
+		if got[i].Type != typ || !got[i].LastTransitionTime.Equal(&w) {
+			t.Errorf("condition %d = %s at %v, want %s at %v", i, got[i].Type, got[i].LastTransitionTime, typ, want[typ])
+		}
+	}
+}
