@@ -2,14 +2,19 @@ package realizer
 
 import (
 	"context"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/health"
 )
 
 // The manager's own permissions; `make manifests` turns these markers into config/rbac.
@@ -42,13 +47,34 @@ func CacheOptions() cache.Options {
 	return cache.Options{DefaultLabelSelector: labels.NewSelector().Add(*stamped), ByObject: byObject}
 }
 
-// Setup registers the realizer's indexes and reconcilers with the manager.
+// registerMetrics exposes the health caches' compile counters, which stay flat in
+// steady state: every expression and path is compiled once and cached.
+var registerMetrics = sync.OnceFunc(func() {
+	metrics.Registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "surveyor_cel_compilations_total",
+			Help: "CEL programs compiled; flat in steady state because programs are cached per expression.",
+		}, func() float64 { return float64(health.CELCompileCount()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "surveyor_jsonpath_parses_total",
+			Help: "Health-rule jsonpaths parsed; flat in steady state because parses are cached per path.",
+		}, func() float64 { return float64(health.PathParseCount()) }),
+	)
+})
+
+// Setup registers the realizer's indexes, reconcilers and metrics with the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager) error {
+	registerMetrics()
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
 	if err := (&SupplyChainReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return err
+	}
+	for kind := range templateKinds {
+		if err := (&TemplateReconciler{Client: mgr.GetClient(), Kind: kind}).SetupWithManager(mgr); err != nil {
+			return err
+		}
 	}
 	return NewWorkloadReconciler(mgr).SetupWithManager(mgr)
 }

@@ -113,6 +113,9 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		return retry(submitted(metav1.ConditionUnknown, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.TemplateRef.Kind, name, err), err)
 	}
 	tpl := templateOf(tplObj)
+	if problem := ruleProblem(tpl.spec); problem != nil {
+		return fail(submitted(metav1.ConditionFalse, problem.Reason, "template [%s/%s] cannot be used: %s", tpl.kind, tpl.name, problem.Message))
+	}
 
 	obj, err := rz.stamp(res, tpl, inputs)
 	if err != nil {
@@ -338,6 +341,21 @@ func (rz *realization) prune(now []*resourceResult) {
 		if err == nil {
 			rz.r.event(rz.wl, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
 		}
+	}
+}
+
+// healthEvent records ResourceHealthyStatusChanged when a resource's health status
+// differs from the last one written (none counts as Unknown).
+func (rz *realization) healthEvent(res *resourceResult) {
+	was := metav1.ConditionUnknown
+	if prev := rz.previous(res.status.Name); prev != nil {
+		if c := meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionHealthy); c != nil {
+			was = c.Status
+		}
+	}
+	if was != res.healthy.Status {
+		rz.r.event(rz.wl, v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s: %s %s",
+			res.status.Name, was, res.healthy.Status, res.healthy.Reason, res.healthy.Message)
 	}
 }
 

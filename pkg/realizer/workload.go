@@ -145,6 +145,7 @@ func (r *WorkloadReconciler) observe(ctx context.Context, wl *v1alpha1.Workload)
 		}
 		rz.byName[res.status.Name] = res
 		obs.resources = append(obs.resources, res)
+		rz.healthEvent(res)
 	}
 	if transient == nil {
 		// Prune only after a clean pass: a failed apply must not cost an object.
