@@ -18,8 +18,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
+	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
 // annotationStampDigest holds the digest of the stamp last applied to an object. With
@@ -43,9 +45,13 @@ type realization struct {
 
 // resourceResult is what was observed for one resource.
 type resourceResult struct {
-	status    v1alpha1.ResourceStatus // without conditions
+	status    v1alpha1.ResourceStatus // without conditions, unless frozen
 	submitted metav1.Condition
 	healthy   metav1.Condition
+	// frozen marks a completed resource: status (conditions included) is kept as is.
+	frozen bool
+	// rules are the conditions of the template's conditionRules, e.g. Complete.
+	rules []metav1.Condition
 	// values are the outputs read (url, revision, image or config); nil until
 	// every declared output could be read.
 	values map[string]any
@@ -68,21 +74,23 @@ func submitted(status metav1.ConditionStatus, reason, format string, args ...any
 // happened in its conditions; an error is returned as well when a retry may fix it
 // (an API failure), so the caller writes the status and then backs off.
 func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResult, error) {
+	prev := rz.previous(res.Name)
+	if prev != nil && workitems.IsComplete(prev.Conditions) {
+		return frozen(prev), nil
+	}
 	out := &resourceResult{status: v1alpha1.ResourceStatus{Name: res.Name, ObservedGeneration: rz.wl.Generation}}
-	if prev := rz.previous(res.Name); prev != nil {
+	if prev != nil {
 		// Until a new object is stamped, the old one is still this resource's.
 		out.status.StampedRef = prev.StampedRef
 	}
-	fail := func(c metav1.Condition) (*resourceResult, error) {
-		out.submitted = c
-		out.healthy = judge(nil, template{}, false)
-		return out, nil
-	}
+	var rules []v1alpha1.ConditionRule // known once the template is
 	retry := func(c metav1.Condition, err error) (*resourceResult, error) {
 		out.submitted = c
-		out.healthy = judge(nil, template{}, false)
+		out.healthy = judge(nil, template{}, false, nil)
+		out.rules = workitems.Evaluate(rules, nil, nil)
 		return out, err
 	}
+	fail := func(c metav1.Condition) (*resourceResult, error) { return retry(c, nil) }
 
 	inputs, waiting := rz.inputs(res, out)
 	if waiting != nil {
@@ -113,6 +121,7 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		return retry(submitted(metav1.ConditionUnknown, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.TemplateRef.Kind, name, err), err)
 	}
 	tpl := templateOf(tplObj)
+	rules = tpl.spec.ConditionRules
 	if problem := ruleProblem(tpl.spec); problem != nil {
 		return fail(submitted(metav1.ConditionFalse, problem.Reason, "template [%s/%s] cannot be used: %s", tpl.kind, tpl.name, problem.Message))
 	}
@@ -129,7 +138,9 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 	out.status.StampedRef = rz.stampedRef(live)
 
 	values, err := stamp.ReadOutputs(live, tpl.outputs)
-	out.healthy = judge(live, tpl, err == nil)
+	scope := health.NewScope(live.Object) // one CEL budget for the object's health and rules
+	out.healthy = judge(live, tpl, err == nil, scope)
+	out.rules = workitems.Evaluate(rules, live, scope)
 	var syntax *fieldpath.SyntaxError
 	switch {
 	case errors.As(err, &syntax):
@@ -287,6 +298,27 @@ func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.Stam
 	return ref
 }
 
+// frozen is a resource that completed: it is never stamped again, its conditions stay
+// as they were, and its outputs still feed later resources, decoded from the status.
+func frozen(prev *v1alpha1.ResourceStatus) *resourceResult {
+	out := &resourceResult{status: *prev.DeepCopy(), frozen: true}
+	for _, c := range prev.Conditions {
+		switch c.Type {
+		case v1alpha1.ConditionResourceSubmitted:
+			out.submitted = c
+		case v1alpha1.ConditionHealthy:
+			out.healthy = c
+		case v1alpha1.ConditionReady:
+		default:
+			out.rules = append(out.rules, c)
+		}
+	}
+	if values, ok := stamp.OutputValues(prev.Outputs); ok {
+		out.values = values
+	}
+	return out
+}
+
 // passThrough forwards the named input's outputs unchanged; nothing is stamped.
 func (rz *realization) passThrough(res *v1alpha1.SupplyChainResource, input string, out *resourceResult) (*resourceResult, error) {
 	var producer string
@@ -301,7 +333,7 @@ func (rz *realization) passThrough(res *v1alpha1.SupplyChainResource, input stri
 	if !ok || p.values == nil {
 		out.submitted = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
 			"resource [%s] passes through input [%s], which is not among its inputs", res.Name, input)
-		out.healthy = judge(nil, template{}, false)
+		out.healthy = judge(nil, template{}, false, nil)
 		return out, nil
 	}
 	out.status.StampedRef = nil

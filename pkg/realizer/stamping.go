@@ -59,8 +59,8 @@ func chooseOption(res *v1alpha1.SupplyChainResource, owner map[string]any) (sele
 }
 
 // judge is the resource's Healthy condition.
-func judge(obj *unstructured.Unstructured, tpl template, outputsRead bool) metav1.Condition {
-	in := health.Input{Object: obj, HasOutputs: len(tpl.outputs) > 0, OutputsRead: outputsRead}
+func judge(obj *unstructured.Unstructured, tpl template, outputsRead bool, scope *health.Scope) metav1.Condition {
+	in := health.Input{Object: obj, HasOutputs: len(tpl.outputs) > 0, OutputsRead: outputsRead, Scope: scope}
 	if tpl.spec != nil {
 		in.Rule = tpl.spec.EffectiveHealthRule()
 	}

@@ -1,11 +1,14 @@
 package realizer
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
 // observation is everything one reconcile saw of a Workload's realization.
@@ -26,6 +29,7 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 	st.ObservedGeneration = generation
 
 	var healths []health.ResourceCondition
+	var rules []workitems.ResourceConditions
 	if obs.keepResources {
 		st.Resources = prev.Resources
 	} else {
@@ -38,11 +42,20 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 					old = p.Conditions
 				}
 			}
-			rs.Conditions = mergeConditions(old, []metav1.Condition{
-				withGeneration(res.submitted, generation), withGeneration(res.healthy, generation), withGeneration(ready, generation),
-			}, now)
+			if !res.frozen {
+				want := append([]metav1.Condition{res.submitted, res.healthy, ready}, res.rules...)
+				for i := range want {
+					want[i].ObservedGeneration = generation
+				}
+				rs.Conditions = mergeConditions(old, want, now)
+			}
 			st.Resources = append(st.Resources, rs)
 			healths = append(healths, health.ResourceCondition{Name: rs.Name, Condition: &res.healthy})
+			var types []string
+			for _, c := range res.rules {
+				types = append(types, c.Type)
+			}
+			rules = append(rules, workitems.ResourceConditions{Name: rs.Name, Conditions: rs.Conditions, RuleTypes: types})
 		}
 	}
 
@@ -62,8 +75,27 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 		Previous: meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionAvailable), ResourcesHealthy: &healthy,
 		Generation: generation, AllCurrent: current,
 	})
-	st.Conditions = mergeConditions(prev.Conditions, []metav1.Condition{sc, submitted, healthy, ready, available}, now)
+	owner := []metav1.Condition{sc, submitted, healthy, ready, available}
+	if obs.keepResources {
+		// Nothing was evaluated: rule conditions stay as they were.
+		for _, c := range prev.Conditions {
+			if !slices.Contains(ownerConditionTypes, c.Type) {
+				owner = append(owner, c)
+			}
+		}
+	} else {
+		for _, c := range workitems.OwnerConditions(rules) {
+			owner = append(owner, withGeneration(c, generation))
+		}
+	}
+	st.Conditions = mergeConditions(prev.Conditions, owner, now)
 	return st
+}
+
+// ownerConditionTypes are the owner conditions every Workload has, in order.
+var ownerConditionTypes = []string{
+	v1alpha1.ConditionSupplyChainReady, v1alpha1.ConditionResourcesSubmitted, v1alpha1.ConditionResourcesHealthy,
+	v1alpha1.ConditionReady, v1alpha1.ConditionAvailable,
 }
 
 func withGeneration(c metav1.Condition, generation int64) metav1.Condition {

@@ -11,10 +11,12 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
 // TemplateReconciler reports on a template of one kind whether its rules can be
-// used: Ready, or Ready=False InvalidHealthRule naming the bad path or expression.
+// used: Ready, or Ready=False InvalidHealthRule or InvalidConditionRule naming the
+// bad path or expression.
 type TemplateReconciler struct {
 	Client client.Client
 	Kind   string
@@ -63,6 +65,9 @@ func ruleProblem(spec *v1alpha1.TemplateSpec) *metav1.Condition {
 			msg = strings.ReplaceAll(msg, "healthyConditionRule", "healthRule")
 		}
 		return &metav1.Condition{Reason: v1alpha1.ReasonInvalidHealthRule, Message: "invalid " + msg}
+	}
+	if err := workitems.Validate(spec.ConditionRules); err != nil {
+		return &metav1.Condition{Reason: v1alpha1.ReasonInvalidConditionRule, Message: "invalid " + err.Error()}
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package realizer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
@@ -81,6 +84,9 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !wl.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // stamped objects go with it through owner references
 	}
+	if complete := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionComplete); complete != nil && complete.Status == metav1.ConditionTrue {
+		return r.finished(ctx, wl, complete)
+	}
 	orig := wl.DeepCopy()
 	obs, realizeErr := r.observe(ctx, wl)
 	if obs == nil {
@@ -101,6 +107,26 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// A transient failure is in the status now; returning it makes controller-runtime
 	// retry with backoff.
 	return ctrl.Result{}, realizeErr
+}
+
+// finished handles a Workload that is Complete: nothing of it is applied any more,
+// and with ttlSecondsAfterFinished it is deleted that long after it completed (its
+// stamped objects follow through owner references). The requeue is timed to the
+// deadline rather than polled.
+func (r *WorkloadReconciler) finished(ctx context.Context, wl *v1alpha1.Workload, complete *metav1.Condition) (ctrl.Result, error) {
+	if wl.Spec.TTLSecondsAfterFinished == nil {
+		return ctrl.Result{}, nil
+	}
+	ttl := time.Duration(*wl.Spec.TTLSecondsAfterFinished) * time.Second
+	if wait := complete.LastTransitionTime.Add(ttl).Sub(r.now().Time); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	uid := wl.UID
+	err := r.client.Delete(ctx, wl, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err == nil {
+		logf.FromContext(ctx).Info("deleted finished workload", "ttlSecondsAfterFinished", *wl.Spec.TTLSecondsAfterFinished)
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
 
 // observe selects the supply chain and realizes each resource in order, returning

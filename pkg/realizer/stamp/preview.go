@@ -84,3 +84,26 @@ func rank(name string) int {
 	}
 	return len(outputOrder)
 }
+
+// OutputValues recovers output values from their status entries, for a resource that
+// is no longer stamped (a completed one). It succeeds only when every preview holds
+// its whole value, which the digest proves; a cut preview cannot be decoded.
+func OutputValues(outputs []v1alpha1.Output) (map[string]any, bool) {
+	values := make(map[string]any, len(outputs))
+	for _, o := range outputs {
+		sum := sha256.Sum256([]byte(o.Preview))
+		if o.Digest != "sha256:"+hex.EncodeToString(sum[:]) {
+			return nil, false
+		}
+		var decoded any
+		if err := yaml.Unmarshal([]byte(o.Preview), &decoded); err != nil {
+			return nil, false
+		}
+		v, err := jsonValue(decoded)
+		if err != nil {
+			return nil, false
+		}
+		values[o.Name] = v
+	}
+	return values, true
+}

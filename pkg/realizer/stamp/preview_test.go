@@ -114,3 +114,30 @@ func TestStatusOutputs(t *testing.T) {
 		})
 	}
 }
+
+func TestOutputValuesRoundTrip(t *testing.T) {
+	values := map[string]any{
+		"config": map[string]any{"replicas": int64(3), "name": "app", "ports": []any{int64(80), "http"}},
+		"url":    "https://example.com/app.git",
+	}
+	outs, err := stamp.StatusOutputs(values, nil, metav1.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := stamp.OutputValues(outs)
+	if !ok {
+		t.Fatal("OutputValues could not decode previews of small values")
+	}
+	if !reflect.DeepEqual(values, got) {
+		t.Errorf("values = %#v, want %#v", got, values)
+	}
+
+	big := map[string]any{"config": strings.Repeat("x", 2*stamp.PreviewLimit)}
+	outs, err = stamp.StatusOutputs(big, nil, metav1.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stamp.OutputValues(outs); ok {
+		t.Error("OutputValues decoded a cut preview; want it refused")
+	}
+}
