@@ -40,6 +40,7 @@ const (
 	ResultString
 )
 
+// String returns "bool", "string" or "any".
 func (r ResultType) String() string {
 	switch r {
 	case ResultBool:
@@ -96,11 +97,18 @@ type Program struct {
 	fast    cel.Program
 
 	costPaths [][]string // object paths the bound depends on
-	bounded   bool       // whether bound can be computed at all
-	bounds    sync.Map   // size class (uint64) -> worst-case cost (uint64)
+	sizeTrie  *sizeNode  // costPaths as a trie, to measure them in one walk
+	// sizeSignature names the list of costPaths; Programs with the same one share measurements.
+	sizeSignature string
+	bounded       bool // whether bound can be computed at all
+	// bounds maps a size class to the worst-case cost, copied on write: reads take no lock.
+	bounds   atomic.Pointer[map[uint64]uint64]
+	boundsMu sync.Mutex
 }
 
+// compiled is a cache entry; once makes concurrent first uses compile the expression once.
 type compiled struct {
+	once    sync.Once
 	program *Program
 	err     error
 }
@@ -118,17 +126,19 @@ func CELCompileCount() uint64 { return celCompiles.Load() }
 // CompileCEL returns the Program for expression, compiling it on first use, and checks that its
 // type can be want. The cache is keyed by the expression text alone and also remembers expressions
 // that fail to compile, so an invalid expression costs one compilation, not one per reconcile. The
-// type check runs on every call: it reads the cached output type and costs nothing.
+// type check runs on every call: it reads the cached output type and costs nothing. Expressions come
+// from templates, so the cache, which keeps every text it is given, is bounded by what platform
+// teams write.
 //
 // An expression over `object` usually has type dyn, because the object has no schema; dyn passes
 // the check here and the result is checked again when the Program is evaluated.
 func CompileCEL(expression string, want ResultType) (*Program, error) {
 	c, ok := celCache.Load(expression)
 	if !ok {
-		p, err := compileCEL(expression)
-		c, _ = celCache.LoadOrStore(expression, compiled{program: p, err: err})
+		c, _ = celCache.LoadOrStore(expression, &compiled{})
 	}
-	cc := c.(compiled)
+	cc := c.(*compiled)
+	cc.once.Do(func() { cc.program, cc.err = compileCEL(expression) })
 	if cc.err != nil {
 		return nil, cc.err
 	}
@@ -234,8 +244,17 @@ func (p *Program) wrongType(want ResultType, v ref.Val) error {
 		detail: fmt.Sprintf("must evaluate to %s, but evaluated to %s", want, v.Type().TypeName())}
 }
 
+// newCELEnv builds the one environment every expression is compiled in.
 func newCELEnv() (*cel.Env, error) {
-	return cel.NewEnv(
+	base, err := cel.NewEnv(celEnvOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	return base.Extend(cel.CustomTypeAdapter(jsonAdapter{next: base.CELTypeAdapter()}))
+}
+
+func celEnvOptions() []cel.EnvOption {
+	return []cel.EnvOption{
 		cel.Variable(CELObjectVariable, cel.MapType(cel.StringType, cel.DynType)),
 		cel.OptionalTypes(),
 		cel.CrossTypeNumericComparisons(true),
@@ -253,5 +272,5 @@ func newCELEnv() (*cel.Env, error) {
 		library.Format(),
 		library.SemverLib(library.SemverVersion(1)),
 		indexesLibrary(),
-	)
+	}
 }

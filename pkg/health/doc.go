@@ -20,6 +20,13 @@
 // which parses a Job index set such as "1,3-5,7" into a list of ints. Evaluation is bounded by a
 // per-call cost limit and by a per-object budget carried in a Scope.
 //
+// Evaluation is on the reconcile path of every resource, so the hot paths avoid the generic
+// machinery where it is slow and keep it as the reference: jsonpath runs on a plan compiled from
+// client-go's parse tree and falls back to client-go's evaluator (pathfast.go), CEL sees JSON values
+// through a non-allocating adapter (celjson.go), and expressions whose worst-case cost on the object
+// is known skip cel-go's runtime cost tracker (celcost.go). Differential tests hold each shortcut to
+// the reference.
+//
 // No condition built here carries a LastTransitionTime; the caller merges conditions into the
 // status, and the merge decides when a transition happened.
 package health

@@ -31,9 +31,10 @@ type Input struct {
 	// Generation is the owner generation the judgement is made at; it becomes the condition's
 	// ObservedGeneration. Zero leaves it unset.
 	Generation int64
-	// Scope carries the CEL activation and cost budget of Object. Pass the Scope the caller also
-	// uses for the object's condition rules so that all of them share one budget; nil makes
-	// Evaluate create one when the rule has CEL matchers.
+	// Scope carries the CEL activation and cost budget of Object and must have been made from
+	// Object's content. Pass the Scope the caller also uses for the object's condition rules so
+	// that all of them share one budget; nil makes Evaluate create one when the rule has CEL
+	// matchers.
 	Scope *Scope
 }
 
@@ -52,14 +53,14 @@ type Input struct {
 // observed its latest generation (status.observedGeneration, or the observedGeneration of the
 // condition that decided) is Unknown LatestGenerationNotObserved (seed 003).
 func Evaluate(in Input) metav1.Condition {
-	c := evaluate(&in)
+	c := evaluate(in)
 	c.Type = v1alpha1.ConditionHealthy
 	c.ObservedGeneration = in.Generation
 	c.Message = truncate(c.Message)
 	return c
 }
 
-func evaluate(in *Input) metav1.Condition {
+func evaluate(in Input) metav1.Condition {
 	if in.Object == nil {
 		return unknown(v1alpha1.ReasonNoStampedObject, "no object has been stamped yet")
 	}
@@ -80,7 +81,7 @@ func evaluate(in *Input) metav1.Condition {
 	case rule.SingleConditionType != "":
 		return evaluateSingleCondition(in.Object, rule.SingleConditionType)
 	case rule.MultiMatch != nil:
-		m := matcher{in: in, obj: obj}
+		m := matcher{object: in.Object, obj: obj, s: in.Scope}
 		return m.evaluate(rule.MultiMatch)
 	}
 	return unknown(v1alpha1.ReasonInvalidHealthRule, "the health rule sets none of alwaysHealthy, singleConditionType or multiMatch")

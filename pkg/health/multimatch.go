@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
@@ -15,8 +16,9 @@ const noValue = "<none>"
 
 // matcher evaluates the matchers of a multiMatch rule against one object.
 type matcher struct {
-	in  *Input
-	obj map[string]any
+	object *unstructured.Unstructured
+	obj    map[string]any // object.Object
+	s      *Scope         // created on the first CEL matcher unless the caller gave one
 }
 
 // evaluate applies a multiMatch rule:
@@ -42,7 +44,7 @@ func (m *matcher) evaluate(rule *v1alpha1.MultiMatchRule) metav1.Condition {
 func (m *matcher) unhealthy(r *v1alpha1.MatchRule) (metav1.Condition, bool) {
 	for _, req := range r.MatchConditions {
 		if cond, ok := m.condition(req); ok {
-			if c, stale := staleCondition(m.in.Object, cond); stale {
+			if c, stale := staleCondition(m.object, cond); stale {
 				return c, true
 			}
 			return unhealthy(v1alpha1.ReasonMatchedCondition, conditionMessage(cond)), true
@@ -83,10 +85,11 @@ func (m *matcher) unhealthy(r *v1alpha1.MatchRule) (metav1.Condition, bool) {
 }
 
 func (m *matcher) healthy(r *v1alpha1.MatchRule) metav1.Condition {
-	var first *metav1.Condition
+	var first metav1.Condition // the verdict of the first matcher, once decided
+	decided := false
 	decide := func(c metav1.Condition) {
-		if first == nil {
-			first = &c
+		if !decided {
+			first, decided = c, true
 		}
 	}
 	for i, req := range r.MatchConditions {
@@ -94,10 +97,10 @@ func (m *matcher) healthy(r *v1alpha1.MatchRule) metav1.Condition {
 		if !ok {
 			return noMatches(fmt.Sprintf("matchConditions[%d]: condition [%s] is not %s", i, req.Type, req.Status))
 		}
-		if c, stale := staleCondition(m.in.Object, cond); stale {
+		if c, stale := staleCondition(m.object, cond); stale {
 			return c
 		}
-		if first == nil {
+		if !decided {
 			decide(healthy(v1alpha1.ReasonMatchedCondition, conditionMessage(cond)))
 		}
 	}
@@ -108,7 +111,7 @@ func (m *matcher) healthy(r *v1alpha1.MatchRule) metav1.Condition {
 			return *c
 		case !ok:
 			return noMatches(fmt.Sprintf("matchFields[%d]: key [%s] operator %s", i, req.Key, req.Operator))
-		case first == nil:
+		case !decided:
 			msg, c := m.message("healthy", i, req.MessagePath)
 			if c != nil {
 				return *c
@@ -123,14 +126,14 @@ func (m *matcher) healthy(r *v1alpha1.MatchRule) metav1.Condition {
 			return *c
 		case !ok:
 			return noMatches(fmt.Sprintf("matchCEL[%d]: %q is false", i, req.Expression))
-		case first == nil:
+		case !decided:
 			decide(healthy(v1alpha1.ReasonMatchedExpression, m.expressionMessage(req)))
 		}
 	}
-	if first == nil { // a healthy side without matchers never holds
+	if !decided { // a healthy side without matchers never holds
 		return noMatches("the healthy side has no matchers")
 	}
-	return *first
+	return first
 }
 
 func noMatches(detail string) metav1.Condition {
@@ -226,19 +229,19 @@ func (m *matcher) message(side string, i int, messagePath string) (string, *meta
 }
 
 func (m *matcher) scope() *Scope {
-	if m.in.Scope == nil {
-		m.in.Scope = NewScope(m.obj)
+	if m.s == nil {
+		m.s = NewScope(m.obj)
 	}
-	return m.in.Scope
+	return m.s
 }
 
 // expression evaluates one matchCEL expression. Missing data makes it false; any other error is
 // returned as the condition to report.
 func (m *matcher) expression(side string, i int, req v1alpha1.CELMatch) (bool, *metav1.Condition) {
-	field := fmt.Sprintf("%s.multiMatch.%s.matchCEL[%d].expression", ruleField, side, i)
+	field := func() string { return fmt.Sprintf("%s.multiMatch.%s.matchCEL[%d].expression", ruleField, side, i) }
 	p, err := CompileCEL(req.Expression, ResultBool)
 	if err != nil {
-		c := unknown(v1alpha1.ReasonInvalidHealthRule, field+": "+err.Error())
+		c := unknown(v1alpha1.ReasonInvalidHealthRule, field()+": "+err.Error())
 		return false, &c
 	}
 	ok, err := p.EvalBool(m.scope())
@@ -246,7 +249,7 @@ func (m *matcher) expression(side string, i int, req v1alpha1.CELMatch) (bool, *
 	case errors.Is(err, ErrMissingData):
 		return false, nil
 	case err != nil:
-		c := unknown(reasonHealthRuleEvaluationFailed, field+": "+err.Error())
+		c := unknown(reasonHealthRuleEvaluationFailed, field()+": "+err.Error())
 		return false, &c
 	}
 	return ok, nil

@@ -15,14 +15,19 @@ import (
 // Path is a jsonpath expression parsed once and cached by its text. A Path is safe for concurrent
 // use. Find it with ParsePath.
 //
-// client-go's *jsonpath.JSONPath keeps evaluation state in itself (range counters, and it even
-// rewrites its parse tree while it walks a {range}), so one parsed instance cannot serve two
-// goroutines at once. A Path therefore keeps a small free list of parsed instances: an evaluation
-// takes one, or parses a new one when every instance is busy, and gives it back afterwards. In
-// steady state nothing is parsed; PathParseCount shows it.
+// Most paths are answered by a plan compiled from client-go's parse tree (see pathfast.go). The
+// others, and the cases a plan gives up on, run client-go's evaluator. Its *jsonpath.JSONPath keeps
+// evaluation state in itself (range counters; it even rewrites its parse tree while it walks a
+// {range}), so one instance cannot serve two goroutines at once: a Path keeps a free list of
+// instances, parsing a new one only when every instance is busy. In steady state nothing is parsed;
+// PathParseCount shows it.
 type Path struct {
 	text     string // the text as the user wrote it, quoted in errors
 	template string // the text in jsonpath template form, {.a.b}
+	plan     plan   // nil when the path needs client-go's evaluator
+	// reusable is false for a path with {range}: client-go's evaluator leaves its parse tree cut
+	// short after walking a range, so such a path is parsed afresh for every evaluation.
+	reusable bool
 
 	mu   sync.Mutex
 	idle []*jsonpath.JSONPath
@@ -40,17 +45,23 @@ func PathParseCount() uint64 { return pathParses.Load() }
 // ParsePath returns the cached Path for text, parsing it on first use. Text may be written as
 // `status.x`, `.status.x` or `{.status.x}`, and may hold filters such as
 // `status.conditions[?(@.type=="Ready")].status`. A text that does not parse is not cached, and the
-// error quotes it.
+// error quotes it. The cache keeps every distinct text it is given: paths come from templates, so
+// their number is bounded by what platform teams write.
 func ParsePath(text string) (*Path, error) {
 	if p, ok := pathCache.Load(text); ok {
 		return p.(*Path), nil
 	}
 	p := &Path{text: text, template: pathTemplate(text)}
-	jp, err := p.parse()
-	if err != nil {
-		return nil, err
+	pathParses.Add(1)
+	if p.template == "" {
+		return nil, fmt.Errorf("invalid jsonpath %q: empty path", text)
 	}
-	p.idle = append(p.idle, jp)
+	tree, err := jsonpath.Parse("path", p.template)
+	if err != nil {
+		return nil, fmt.Errorf("invalid jsonpath %q: %w", text, err)
+	}
+	p.plan = compilePlan(tree.Root)
+	p.reusable = !hasRange(tree.Root)
 	actual, _ := pathCache.LoadOrStore(text, p)
 	return actual.(*Path), nil
 }
@@ -70,20 +81,22 @@ func pathTemplate(text string) string {
 	}
 }
 
-func (p *Path) parse() (*jsonpath.JSONPath, error) {
-	pathParses.Add(1)
-	if p.template == "" {
-		return nil, fmt.Errorf("invalid jsonpath %q: empty path", p.text)
-	}
-	jp := jsonpath.New("path")
-	if err := jp.Parse(p.template); err != nil {
-		return nil, fmt.Errorf("invalid jsonpath %q: %w", p.text, err)
-	}
-	return jp, nil
-}
-
 // String returns the path as the user wrote it.
 func (p *Path) String() string { return p.text }
+
+// hasRange reports whether a parse tree holds {range} or {end}.
+func hasRange(root *jsonpath.ListNode) bool {
+	for _, n := range root.Nodes {
+		if list, ok := n.(*jsonpath.ListNode); ok {
+			for _, m := range list.Nodes {
+				if _, ok := m.(*jsonpath.IdentifierNode); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
 
 func (p *Path) get() (*jsonpath.JSONPath, error) {
 	p.mu.Lock()
@@ -94,7 +107,12 @@ func (p *Path) get() (*jsonpath.JSONPath, error) {
 		return jp, nil
 	}
 	p.mu.Unlock()
-	return p.parse() // every instance is busy: the text parsed before, so this succeeds
+	pathParses.Add(1)
+	jp := jsonpath.New("path")
+	if err := jp.Parse(p.template); err != nil {
+		return nil, fmt.Errorf("invalid jsonpath %q: %w", p.text, err)
+	}
+	return jp, nil
 }
 
 func (p *Path) put(jp *jsonpath.JSONPath) {
@@ -108,12 +126,23 @@ func (p *Path) put(jp *jsonpath.JSONPath) {
 // cannot be read: a key is missing, an index is out of range, or a value has the wrong shape. A
 // filter that selects nothing yields no values and no error.
 func (p *Path) Find(data any) ([]any, error) {
+	if p.plan != nil {
+		out, err, ok := p.plan.find(data)
+		if ok {
+			if err != nil {
+				return nil, fmt.Errorf("cannot read jsonpath %q: %w", p.text, err)
+			}
+			return out, nil
+		}
+	}
 	jp, err := p.get()
 	if err != nil {
 		return nil, err
 	}
 	results, err := jp.FindResults(data)
-	p.put(jp)
+	if p.reusable {
+		p.put(jp)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read jsonpath %q: %w", p.text, err)
 	}

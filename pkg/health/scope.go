@@ -16,13 +16,17 @@ import (
 // object and per reconcile, and pass it to every evaluation for that object (health and condition
 // rules alike). A Scope is not safe for concurrent use.
 //
-// Binding the object once matters for speed: cel-go wraps the object's map lazily, and the Scope
-// keeps that wrapper and the activation, so an evaluation allocates nothing to bind its input.
+// The Scope binds the object once, so an evaluation allocates nothing to bind its input, and it
+// remembers the sizes measured for cost bounds (see celcost.go), so expressions that read the same
+// values of the object measure them once.
 type Scope struct {
 	activation objectActivation
 	object     map[string]any
 	remaining  uint64
 	budget     uint64
+
+	classes   [4]sizeClassEntry // the last size classes measured, see celcost.go
+	nextClass int
 }
 
 // NewScope returns a Scope for object, usually an unstructured object's content, with the default
@@ -77,7 +81,7 @@ func (p *Program) eval(s *Scope) (ref.Val, error) {
 	if s.remaining == 0 {
 		return nil, p.budgetError(s)
 	}
-	if bound := p.bound(s.object); bound <= s.remaining {
+	if bound := p.bound(s); bound <= s.remaining {
 		out, _, err := p.fast.Eval(&s.activation)
 		s.remaining -= bound
 		if err != nil {

@@ -1,0 +1,268 @@
+package health_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/surveyor-dev/surveyor/pkg/health"
+)
+
+func TestCompileCEL(t *testing.T) {
+	tests := []struct {
+		name    string
+		expr    string
+		want    health.ResultType
+		wantErr string
+	}{
+		{"bool", `object.status.succeeded > 0`, health.ResultBool, ""},
+		{"dyn passes as bool", `object.status.ready`, health.ResultBool, ""},
+		{"string", `"a" + "b"`, health.ResultString, ""},
+		{"dyn passes as string", `object.status.phase`, health.ResultString, ""},
+		{"any takes a map", `{"status": true, "reason": "Done", "message": "m"}`, health.ResultAny, ""},
+		{"int is not bool", `1 + 2`, health.ResultBool, `expression "1 + 2": must evaluate to bool, but has type int`},
+		{"string is not bool", `"yes"`, health.ResultBool, `expression "\"yes\"": must evaluate to bool, but has type string`},
+		{"bool is not string", `true`, health.ResultString, `expression "true": must evaluate to string, but has type bool`},
+		{"syntax error", `object.status.`, health.ResultBool, "expression \"object.status.\": ERROR: <input>:1:15: Syntax error: no viable alternative at input '.'\n | object.status.\n | ..............^"},
+		{"unknown variable", `self.x`, health.ResultBool, "expression \"self.x\": ERROR: <input>:1:1: undeclared reference to 'self' (in container '')\n | self.x\n | ^"},
+		{"kubernetes libraries", `quantity("1Gi").isGreaterThan(quantity("1Mi")) && url("https://x/y").getHost() == "x" && isIP("10.0.0.1")`, health.ResultBool, ""},
+		{"extensions", `"a,b".split(",").size() == 2 && sets.contains([1, 2], [1]) && [3, 1].sort() == [1, 3] && optional.of(1).hasValue()`, health.ResultBool, ""},
+		{"indexes", `indexes("1,3-5") == [1, 3, 4, 5]`, health.ResultBool, ""},
+		{"indexes takes a string", `indexes(1)`, health.ResultAny, "expression \"indexes(1)\": ERROR: <input>:1:8: found no matching overload for 'indexes' applied to '(int)'\n | indexes(1)\n | .......^"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := health.CompileCEL(tt.expr, tt.want)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("error %v, want %q", err, tt.wantErr)
+			}
+			if !errors.Is(err, health.ErrInvalidExpression) {
+				t.Errorf("error %v is not ErrInvalidExpression", err)
+			}
+		})
+	}
+}
+
+func TestCompileCELCachesPrograms(t *testing.T) {
+	expr := fmt.Sprintf(`object.metadata.name == %q`, t.Name())
+	before := health.CELCompileCount()
+	p1, err := health.CompileCEL(expr, health.ResultBool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := health.CompileCEL(expr, health.ResultAny)
+	if p1 != p2 {
+		t.Error("the same expression compiled into two programs")
+	}
+	bad := expr + " &&"
+	for range 3 {
+		if _, err := health.CompileCEL(bad, health.ResultBool); err == nil {
+			t.Fatal("invalid expression compiled")
+		}
+	}
+	if got := health.CELCompileCount() - before; got != 2 {
+		t.Errorf("compiled %d times, want 2 (one valid, one invalid expression)", got)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			s := health.NewScope(map[string]any{"metadata": map[string]any{"name": t.Name()}})
+			if ok, err := p1.EvalBool(s); !ok || err != nil {
+				t.Errorf("concurrent evaluation: %v, %v", ok, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestProgramEval(t *testing.T) {
+	jb := job(t).Object
+	tests := []struct {
+		name    string
+		expr    string
+		want    any
+		wantErr error
+		errText string
+	}{
+		{"bool", `object.status.succeeded == object.spec.completions`, true, nil, ""},
+		{"int", `object.status.succeeded`, int64(8), nil, ""},
+		{"string", `object.status.completedIndexes`, "0-3,5,6-7,4", nil, ""},
+		{"null", `object.metadata.?labels.orValue(null)`, nil, nil, ""},
+		{"list", `indexes(object.status.completedIndexes)`, []any{int64(0), int64(1), int64(2), int64(3), int64(5), int64(6), int64(7), int64(4)}, nil, ""},
+		{"map result for condition rules", `{"status": object.status.succeeded > 0, "reason": "Succeeded", "message": "ran " + string(object.status.succeeded)}`,
+			map[string]any{"status": true, "reason": "Succeeded", "message": "ran 8"}, nil, ""},
+		{"object map", `object.spec.template.spec.containers[0]`, map[string]any{"name": "test", "image": "busybox"}, nil, ""},
+		{"filtered conditions", `object.status.conditions.filter(c, c.status == "True").map(c, c.type)`, []any{"SuccessCriteriaMet", "Complete"}, nil, ""},
+		{"two-variable comprehension", `object.status.conditions.exists(i, c, i == 1 && c.type == "Complete")`, true, nil, ""},
+		{"timestamp as string", `timestamp("2025-01-01T00:00:00Z")`, "2025-01-01T00:00:00Z", nil, ""},
+		{"missing key", `object.status.failedIndexes`, nil, health.ErrMissingData, `expression "object.status.failedIndexes": no such key: failedIndexes`},
+		{"index out of range", `object.status.conditions[5].type`, nil, health.ErrMissingData, `expression "object.status.conditions[5].type": index out of bounds: 5`},
+		{"division by zero", `object.status.failed / object.status.failed`, nil, health.ErrEvaluation, `expression "object.status.failed / object.status.failed": division by zero`},
+		{"indexes rejects a bad set", `indexes("1,x")`, nil, health.ErrEvaluation, `expression "indexes(\"1,x\")": indexes: invalid index set item "x": invalid syntax`},
+		{"map with int keys", `{1: 2}`, nil, health.ErrResultType, `expression "{1: 2}": map key 1 has type int, want string`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := health.CompileCEL(tt.expr, health.ResultAny)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Eval(health.NewScope(jb))
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) || err.Error() != tt.errText {
+					t.Fatalf("error %v, want %q wrapping %v", err, tt.errText, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("result mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProgramEvalTyped(t *testing.T) {
+	s := health.NewScope(job(t).Object)
+	b, _ := health.CompileCEL(`object.status.succeeded > 0`, health.ResultBool)
+	if ok, err := b.EvalBool(s); !ok || err != nil {
+		t.Errorf("EvalBool: %v, %v", ok, err)
+	}
+	str, _ := health.CompileCEL(`object.metadata.name`, health.ResultString)
+	if v, err := str.EvalString(s); v != "test-run" || err != nil {
+		t.Errorf("EvalString: %q, %v", v, err)
+	}
+	notBool, _ := health.CompileCEL(`object.status.succeeded`, health.ResultBool)
+	if _, err := notBool.EvalBool(s); !errors.Is(err, health.ErrResultType) ||
+		err.Error() != `expression "object.status.succeeded": must evaluate to bool, but evaluated to int` {
+		t.Errorf("EvalBool of an int: %v", err)
+	}
+	notString, _ := health.CompileCEL(`object.status.succeeded`, health.ResultString)
+	if _, err := notString.EvalString(s); !errors.Is(err, health.ErrResultType) {
+		t.Errorf("EvalString of an int: %v", err)
+	}
+	if _, err := b.EvalBool(nil); !errors.Is(err, health.ErrEvaluation) {
+		t.Errorf("EvalBool without a scope: %v", err)
+	}
+}
+
+func TestScopeBudget(t *testing.T) {
+	obj := deployment(t).Object
+	cheap, _ := health.CompileCEL(`object.status.conditions.exists(c, c.type == "Available")`, health.ResultBool)
+	heavy, _ := health.CompileCEL(`lists.range(1500).all(i, lists.range(1500).all(j, i != j || i == j))`, health.ResultBool)
+
+	t.Run("expressions share the budget", func(t *testing.T) {
+		s := health.NewScopeWithBudget(obj, 1000)
+		n := 0
+		var err error
+		for err == nil && n < 1000 {
+			_, err = cheap.EvalBool(s)
+			n++
+		}
+		if !errors.Is(err, health.ErrBudgetExhausted) {
+			t.Fatalf("error %v, want ErrBudgetExhausted", err)
+		}
+		if n < 2 || n > 500 {
+			t.Errorf("budget of 1000 ran out after %d evaluations", n)
+		}
+		if _, err := cheap.EvalBool(s); !errors.Is(err, health.ErrBudgetExhausted) {
+			t.Errorf("after exhaustion: %v", err)
+		}
+	})
+	t.Run("per-call limit", func(t *testing.T) {
+		s := health.NewScope(obj)
+		_, err := heavy.EvalBool(s)
+		if !errors.Is(err, health.ErrCostLimitExceeded) {
+			t.Fatalf("error %v, want ErrCostLimitExceeded", err)
+		}
+		if want := health.CELObjectCostBudget - health.CELCallCostLimit; s.Remaining() != want {
+			t.Errorf("remaining %d, want %d", s.Remaining(), want)
+		}
+	})
+	t.Run("budget below one evaluation's actual cost", func(t *testing.T) {
+		s := health.NewScopeWithBudget(obj, 3)
+		if _, err := cheap.EvalBool(s); !errors.Is(err, health.ErrBudgetExhausted) {
+			t.Fatalf("error %v, want ErrBudgetExhausted", err)
+		}
+	})
+}
+
+func TestParseIndexes(t *testing.T) {
+	tests := []struct {
+		set     string
+		want    []int64
+		wantErr string
+	}{
+		{"", []int64{}, ""},
+		{"  ", []int64{}, ""},
+		{"0", []int64{0}, ""},
+		{"1,3-5,7", []int64{1, 3, 4, 5, 7}, ""},
+		{"0-2, 4 ,6-6", []int64{0, 1, 2, 4, 6}, ""},
+		{"5,1", []int64{5, 1}, ""},
+		{"1,", nil, `invalid index set item ""`},
+		{",1", nil, `invalid index set item ""`},
+		{"a", nil, `invalid index set item "a": invalid syntax`},
+		{"-1", nil, `invalid index set item "-1"`},
+		{"3-1", nil, `invalid index range "3-1": end is below start`},
+		{"1-", nil, `invalid index set item "1-"`},
+		{"1-2-3", nil, `invalid index set item "1-2-3": invalid syntax`},
+		{"+1", nil, `invalid index set item "+1"`},
+		{"99999999999999999999", nil, `invalid index set item "99999999999999999999": value out of range`},
+		{"0-99999", nil, ""},
+		{"0-100000", nil, "index set has more than 100000 indexes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.set, func(t *testing.T) {
+			got, err := health.ParseIndexes(tt.set)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != nil && !cmp.Equal(tt.want, got) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIndexesInCEL(t *testing.T) {
+	tests := []struct {
+		expr string
+		want bool
+	}{
+		{`indexes("") == []`, true},
+		{`indexes("1,3-5,7") == [1, 3, 4, 5, 7]`, true},
+		{`size(indexes(object.status.completedIndexes)) == object.spec.completions`, true},
+		{`indexes(object.status.completedIndexes).all(i, i < object.spec.completions)`, true},
+		{`sets.equivalent(indexes(object.status.completedIndexes), lists.range(8))`, true},
+		{`!has(object.status.failedIndexes) || indexes(object.status.failedIndexes).size() == 0`, true},
+	}
+	s := health.NewScope(job(t).Object)
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			p, err := health.CompileCEL(tt.expr, health.ResultBool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := p.EvalBool(s); err != nil || got != tt.want {
+				t.Errorf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}

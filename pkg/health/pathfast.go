@@ -1,0 +1,241 @@
+package health
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/util/jsonpath"
+)
+
+// A plan walks unstructured content along a jsonpath parse tree without reflection.
+//
+// client-go's evaluator walks values through reflect and allocates a result slice per step, which
+// makes a filter over five conditions cost a few microseconds. Health paths are nearly always the
+// simple kinds (.a.b, [n], [*] and [?(@.x=="v")]), so ParsePath also compiles client-go's parse
+// tree into a plan of such steps when every node is one of them. The plan reproduces client-go's
+// semantics exactly, quirks included, for JSON content (map[string]any, []any and scalars). Whenever
+// it meets anything it would have to interpret (another Go type, a comparison with a non-string, an
+// error other than a missing key) it gives up, and Find runs client-go's evaluator on the same data,
+// so client-go stays the reference for every answer the plan does not give.
+
+type stepKind int
+
+const (
+	stepField  stepKind = iota // .key
+	stepIndex                  // [n], n may be negative
+	stepAll                    // [*]
+	stepFilter                 // [?(@.a.b=="v")], [?(@.a.b!="v")], [?(@.a.b)]
+)
+
+type step struct {
+	kind  stepKind
+	key   string   // stepField
+	index int      // stepIndex
+	path  []string // stepFilter: the keys after @
+	op    string   // stepFilter: ==, != or exists
+	value string   // stepFilter: the string literal
+}
+
+// plan is one step list per top-level template expression: {.a}{.b} has two.
+type plan [][]step
+
+// compilePlan returns the plan for a parse tree, or nil when a node is not one the plan handles.
+func compilePlan(root *jsonpath.ListNode) plan {
+	var p plan
+	for _, n := range root.Nodes {
+		list, ok := n.(*jsonpath.ListNode)
+		if !ok {
+			return nil
+		}
+		steps, ok := compileSteps(list)
+		if !ok {
+			return nil
+		}
+		p = append(p, steps)
+	}
+	return p
+}
+
+func compileSteps(list *jsonpath.ListNode) ([]step, bool) {
+	var steps []step
+	for _, n := range list.Nodes {
+		switch n := n.(type) {
+		case *jsonpath.FieldNode:
+			steps = append(steps, step{kind: stepField, key: n.Value})
+		case *jsonpath.ArrayNode:
+			p := n.Params
+			switch {
+			case p[0].Known && p[1].Known && p[1].Derived && !p[2].Known:
+				steps = append(steps, step{kind: stepIndex, index: p[0].Value})
+			case !p[0].Known && !p[1].Known && !p[2].Known:
+				steps = append(steps, step{kind: stepAll})
+			default:
+				return nil, false
+			}
+		case *jsonpath.FilterNode:
+			s, ok := compileFilter(n)
+			if !ok {
+				return nil, false
+			}
+			steps = append(steps, s)
+		default:
+			return nil, false
+		}
+	}
+	return steps, true
+}
+
+func compileFilter(n *jsonpath.FilterNode) (step, bool) {
+	s := step{kind: stepFilter, op: n.Operator}
+	for _, l := range n.Left.Nodes {
+		f, ok := l.(*jsonpath.FieldNode)
+		if !ok {
+			return step{}, false
+		}
+		s.path = append(s.path, f.Value)
+	}
+	switch n.Operator {
+	case "exists":
+		return s, len(n.Right.Nodes) == 0
+	case "==", "!=":
+		if len(n.Right.Nodes) != 1 {
+			return step{}, false
+		}
+		t, ok := n.Right.Nodes[0].(*jsonpath.TextNode)
+		if !ok {
+			return step{}, false
+		}
+		s.value = t.Text
+		return s, true
+	}
+	return step{}, false
+}
+
+// find runs the plan. ok is false when the plan gave up and client-go must answer.
+func (p plan) find(data any) (out []any, err error, ok bool) {
+	for _, steps := range p {
+		values := []any{data}
+		for i := range steps {
+			values, err, ok = steps[i].walk(values)
+			if !ok || err != nil {
+				return nil, err, ok
+			}
+		}
+		for _, v := range values {
+			if v != nil {
+				out = append(out, v)
+			}
+		}
+	}
+	return out, nil, true
+}
+
+// isJSON reports whether v is a type unstructured content holds.
+func isJSON(v any) bool {
+	switch v.(type) {
+	case nil, map[string]any, []any, string, bool, int64, float64:
+		return true
+	}
+	return false
+}
+
+// walk applies one step to every value, as client-go's evalField, evalArray and evalFilter do.
+func (s *step) walk(values []any) ([]any, error, bool) {
+	var results []any
+	switch s.kind {
+	case stepField:
+		if len(values) == 0 {
+			return nil, nil, true
+		}
+		for _, v := range values {
+			switch x := v.(type) {
+			case nil:
+			case map[string]any:
+				if e, found := x[s.key]; found {
+					results = append(results, e)
+				}
+			default:
+				if !isJSON(v) {
+					return nil, nil, false
+				}
+			}
+		}
+		if len(results) == 0 {
+			return nil, fmt.Errorf("%s is not found", s.key), true
+		}
+	case stepIndex:
+		for _, v := range values {
+			if v == nil {
+				continue
+			}
+			list, ok := v.([]any)
+			if !ok {
+				return nil, nil, false
+			}
+			i := s.index
+			if i < 0 {
+				i += len(list)
+			}
+			if i < 0 || i >= len(list) {
+				return nil, nil, false
+			}
+			results = append(results, list[i])
+		}
+	case stepAll:
+		for _, v := range values {
+			if v == nil {
+				continue
+			}
+			list, ok := v.([]any)
+			if !ok {
+				return nil, nil, false
+			}
+			if len(list) == 0 {
+				return results, nil, true // client-go stops at an empty list
+			}
+			results = append(results, list...)
+		}
+	case stepFilter:
+		for _, v := range values {
+			list, ok := v.([]any)
+			if !ok {
+				return nil, nil, false
+			}
+			for _, e := range list {
+				left, found, ok := lookup(e, s.path)
+				if !ok {
+					return nil, nil, false
+				}
+				if s.op == "exists" {
+					if found {
+						results = append(results, e)
+					}
+					continue
+				}
+				str, isString := left.(string)
+				if !found || !isString {
+					return nil, nil, false // client-go reports an error here
+				}
+				if (str == s.value) == (s.op == "==") {
+					results = append(results, e)
+				}
+			}
+		}
+	}
+	return results, nil, true
+}
+
+// lookup follows keys from v. found is false when a key is missing or a value on the way is null
+// or not an object; ok is false for a value that is not JSON content.
+func lookup(v any, keys []string) (value any, found, ok bool) {
+	for _, k := range keys {
+		switch x := v.(type) {
+		case map[string]any:
+			if v, found = x[k]; !found {
+				return nil, false, true
+			}
+		default:
+			return nil, false, isJSON(v)
+		}
+	}
+	return v, true, true
+}
