@@ -10,6 +10,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -30,13 +31,15 @@ func main() {
 
 func run() error {
 	var (
-		metricsAddr, probeAddr, leaderNamespace string
-		leaderElect                             bool
-		qps                                     float64
-		burst                                   int
+		metricsAddr, probeAddr, pprofAddr, leaderNamespace string
+		leaderElect                                        bool
+		qps                                                float64
+		burst, concurrency                                 int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address of the net/http/pprof endpoint; empty disables it.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", 8, "Reconciles each controller runs at once; reconciles wait on the API server, not the CPU.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Hold a leader-election lease so that only one replica reconciles at a time.")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
 	flag.Float64Var(&qps, "kube-api-qps", 50, "Sustained queries per second to the API server.")
@@ -68,6 +71,8 @@ func run() error {
 		Cache:                   realizer.CacheOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
+		Controller:              config.Controller{MaxConcurrentReconciles: concurrency},
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "surveyor.carto.run",
 		LeaderElectionNamespace: leaderNamespace,
