@@ -55,6 +55,8 @@ type resourceResult struct {
 	// values are the outputs read (url, revision, image or config); nil until
 	// every declared output could be read.
 	values map[string]any
+	// secret marks values read from a Secret (or passed through from one).
+	secret bool
 }
 
 func (rz *realization) previous(name string) *v1alpha1.ResourceStatus {
@@ -141,6 +143,9 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 	scope := health.NewScope(live.Object) // one CEL budget for the object's health and rules
 	out.healthy = judge(live, tpl, err == nil, scope)
 	out.rules = workitems.Evaluate(rules, live, scope)
+	if isSecret(live) {
+		redactMessages(&out.healthy, out.rules)
+	}
 	var syntax *fieldpath.SyntaxError
 	switch {
 	case errors.As(err, &syntax):
@@ -151,7 +156,8 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		return out, nil
 	}
 	out.values = values
-	out.status.Outputs = rz.outputs(res.Name, values)
+	out.secret = isSecret(live)
+	out.status.Outputs = rz.outputs(res.Name, values, out.secret)
 	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
 	return out, nil
 }
@@ -298,6 +304,26 @@ func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.Stam
 	return ref
 }
 
+// redactMessages keeps a stamped Secret's data out of status: the messages of its
+// health and rule conditions can quote field values (matchFields, messagePath,
+// messageExpression), so they are replaced.
+func redactMessages(healthy *metav1.Condition, rules []metav1.Condition) {
+	const redacted = "message redacted: the stamped object is a Secret"
+	for _, c := range append([]*metav1.Condition{healthy}, ptrs(rules)...) {
+		if c.Message != "" {
+			c.Message = redacted
+		}
+	}
+}
+
+func ptrs(cs []metav1.Condition) []*metav1.Condition {
+	out := make([]*metav1.Condition, len(cs))
+	for i := range cs {
+		out[i] = &cs[i]
+	}
+	return out
+}
+
 // frozen is a resource that completed: it is never stamped again, its conditions stay
 // as they were, and its outputs still feed later resources, decoded from the status.
 func frozen(prev *v1alpha1.ResourceStatus) *resourceResult {
@@ -337,8 +363,8 @@ func (rz *realization) passThrough(res *v1alpha1.SupplyChainResource, input stri
 		return out, nil
 	}
 	out.status.StampedRef = nil
-	out.values = p.values
-	out.status.Outputs = rz.outputs(res.Name, p.values)
+	out.values, out.secret = p.values, p.secret
+	out.status.Outputs = rz.outputs(res.Name, p.values, p.secret)
 	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonPassThrough, "")
 	out.healthy = metav1.Condition{Type: v1alpha1.ConditionHealthy, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonOutputsAvailable}
 	return out, nil

@@ -87,9 +87,21 @@ func missingValue(err error, obj *unstructured.Unstructured, healthy metav1.Cond
 	return submitted(metav1.ConditionUnknown, v1alpha1.ReasonMissingValueAtPath, "waiting to read value [%s] from object [%s]", path, ref)
 }
 
+// redactedPreview replaces the preview of an output read from a Secret.
+const redactedPreview = "<redacted>"
+
+// isSecret says whether a stamped object is a core Secret, whose data must never
+// reach status.
+func isSecret(obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	return gvk.Group == "" && gvk.Kind == "Secret"
+}
+
 // outputs turns read values into status outputs, keeping each one's transition time
 // while its digest is unchanged, and records ResourceOutputChanged when it moved.
-func (rz *realization) outputs(name string, values map[string]any) []v1alpha1.Output {
+// Outputs read from a Secret are digested but their preview is redactedPreview, so
+// status never carries secret data.
+func (rz *realization) outputs(name string, values map[string]any, secret bool) []v1alpha1.Output {
 	var previous []v1alpha1.Output
 	if prev := rz.previous(name); prev != nil {
 		previous = prev.Outputs
@@ -97,6 +109,11 @@ func (rz *realization) outputs(name string, values map[string]any) []v1alpha1.Ou
 	outs, err := stamp.StatusOutputs(values, previous, rz.r.now())
 	if err != nil {
 		return previous
+	}
+	if secret {
+		for i := range outs {
+			outs[i].Preview = redactedPreview
+		}
 	}
 	for _, o := range outs {
 		i := slices.IndexFunc(previous, func(p v1alpha1.Output) bool { return p.Name == o.Name })

@@ -3,6 +3,8 @@ package realizer
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,7 +78,12 @@ func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile realizes one Workload and writes its status if it changed. User errors
 // end up in conditions and return nil (the next change re-queues); only transient
 // API errors are returned, so controller-runtime backs off.
-func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			result, err = r.panicked(ctx, req, p)
+		}
+	}()
 	wl := &v1alpha1.Workload{}
 	if err := r.client.Get(ctx, req.NamespacedName, wl); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -108,6 +115,30 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// retry with backoff.
 	return ctrl.Result{}, realizeErr
 }
+
+// panicked turns a panic while realizing a Workload into its Ready condition (the
+// detail goes to the log, not the status) and returns an error so that the Workload
+// is retried with backoff while every other Workload carries on.
+func (r *WorkloadReconciler) panicked(ctx context.Context, req ctrl.Request, p any) (ctrl.Result, error) {
+	err := fmt.Errorf("panic while realizing workload %s: %v", req.NamespacedName, p)
+	logf.FromContext(ctx).Error(err, "recovered", "stack", string(debug.Stack()))
+	wl := &v1alpha1.Workload{}
+	if getErr := r.client.Get(ctx, req.NamespacedName, wl); getErr != nil {
+		return ctrl.Result{}, err
+	}
+	orig := wl.DeepCopy()
+	conds := slices.Clone(wl.Status.Conditions)
+	meta.SetStatusCondition(&conds, metav1.Condition{
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: reasonReconcilePanicked,
+		Message: "an internal error interrupted realizing this workload; see the controller logs", ObservedGeneration: wl.Generation,
+	})
+	wl.Status.Conditions = conds
+	_ = r.client.Status().Patch(ctx, wl, client.MergeFrom(orig))
+	return ctrl.Result{}, err
+}
+
+// reasonReconcilePanicked is Ready's reason after a recovered panic.
+const reasonReconcilePanicked = "ReconcilePanicked"
 
 // finished handles a Workload that is Complete: nothing of it is applied any more,
 // and with ttlSecondsAfterFinished it is deleted that long after it completed (its
