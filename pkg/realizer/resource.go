@@ -403,15 +403,19 @@ func (rz *realization) prune(now []*resourceResult) {
 }
 
 // healthEvent records ResourceHealthyStatusChanged when a resource's health status
-// differs from the last one written (none counts as Unknown).
+// differs from the last one written. The first judgement is not a transition: it
+// is in the status already, and an event per new resource would double the
+// requests a new Workload costs.
 func (rz *realization) healthEvent(res *resourceResult) {
-	was := metav1.ConditionUnknown
-	if prev := rz.previous(res.status.Name); prev != nil {
-		if c := meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionHealthy); c != nil {
-			was = c.Status
-		}
+	prev := rz.previous(res.status.Name)
+	if prev == nil {
+		return
 	}
-	if was != res.healthy.Status {
+	c := meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionHealthy)
+	if c == nil {
+		return
+	}
+	if was := c.Status; was != res.healthy.Status {
 		rz.r.event(rz.wl, v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s: %s %s",
 			res.status.Name, was, res.healthy.Status, res.healthy.Reason, res.healthy.Message)
 	}

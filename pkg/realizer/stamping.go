@@ -115,9 +115,10 @@ func (rz *realization) outputs(name string, values map[string]any, secret bool) 
 			outs[i].Preview = redactedPreview
 		}
 	}
+	// Only a change is an event: the first read of an output is in the status already.
 	for _, o := range outs {
 		i := slices.IndexFunc(previous, func(p v1alpha1.Output) bool { return p.Name == o.Name })
-		if i < 0 || previous[i].Digest != o.Digest {
+		if i >= 0 && previous[i].Digest != o.Digest {
 			rz.r.event(rz.wl, v1alpha1.EventResourceOutputChanged, "Output [%s] of resource [%s] changed to %s", o.Name, name, o.Digest)
 		}
 	}
