@@ -161,6 +161,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--service-account-private-key-file="+filepath.Join(pki, "sa.key"),
 		"--root-ca-file="+filepath.Join(certDir, "apiserver.crt"),
 		"--cluster-cidr=10.244.0.0/16",
+		// kwok's node heartbeat comes every 20-45 s; a grace period well above that
+		// keeps the fake node (and the pods on it) from flapping NotReady.
+		"--node-monitor-grace-period=5m",
 		"--profiling=false",
 	); err != nil {
 		return nil, err

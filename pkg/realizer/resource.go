@@ -30,6 +30,10 @@ import (
 // digest, which a subset check alone would miss.)
 const annotationStampDigest = "carto.run/stamp-digest"
 
+// reasonWorkloadComplete is ResourceSubmitted's reason for a resource its Workload
+// completed without: nothing is applied for a complete Workload.
+const reasonWorkloadComplete = "WorkloadComplete"
+
 // realization is one pass over a Workload's supply chain.
 type realization struct {
 	r      *WorkloadReconciler
@@ -41,6 +45,8 @@ type realization struct {
 
 	prev   []v1alpha1.ResourceStatus
 	byName map[string]*resourceResult
+	// finished is set once the Workload is Complete: nothing is applied any more.
+	finished bool
 }
 
 // resourceResult is what was observed for one resource.
@@ -77,8 +83,8 @@ func submitted(status metav1.ConditionStatus, reason, format string, args ...any
 // (an API failure), so the caller writes the status and then backs off.
 func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResult, error) {
 	prev := rz.previous(res.Name)
-	if prev != nil && workitems.IsComplete(prev.Conditions) {
-		return frozen(prev), nil
+	if rz.finished || (prev != nil && workitems.IsComplete(prev.Conditions)) {
+		return rz.observeOnly(res, prev), nil
 	}
 	out := &resourceResult{status: v1alpha1.ResourceStatus{Name: res.Name, ObservedGeneration: rz.wl.Generation}}
 	if prev != nil {
@@ -138,28 +144,72 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		return retry(*cond, err)
 	}
 	out.status.StampedRef = rz.stampedRef(live)
+	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
+	rz.judgeLive(out, tpl, live)
+	return out, nil
+}
 
+// judgeLive reads a live object's outputs and judges its health and rules into out.
+// An output that cannot be read turns ResourceSubmitted into MissingValueAtPath.
+func (rz *realization) judgeLive(out *resourceResult, tpl template, live *unstructured.Unstructured) {
 	values, err := stamp.ReadOutputs(live, tpl.outputs)
 	scope := health.NewScope(live.Object) // one CEL budget for the object's health and rules
 	out.healthy = judge(live, tpl, err == nil, scope)
-	out.rules = workitems.Evaluate(rules, live, scope)
-	if isSecret(live) {
+	out.rules = workitems.Evaluate(tpl.spec.ConditionRules, live, scope)
+	out.secret = isSecret(live)
+	if out.secret {
 		redactMessages(&out.healthy, out.rules)
 	}
 	var syntax *fieldpath.SyntaxError
 	switch {
 	case errors.As(err, &syntax):
-		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
-			"template [%s/%s] has an invalid output path: %v", tpl.kind, tpl.name, err))
+		out.submitted = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
+			"template [%s/%s] has an invalid output path: %v", tpl.kind, tpl.name, err)
 	case err != nil:
 		out.submitted = missingValue(err, live, out.healthy)
-		return out, nil
+	default:
+		out.values = values
+		out.status.Outputs = rz.outputs(out.status.Name, values, out.secret)
 	}
-	out.values = values
-	out.secret = isSecret(live)
-	out.status.Outputs = rz.outputs(res.Name, values, out.secret)
-	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
-	return out, nil
+}
+
+// observeOnly handles a resource that must not be applied: it completed, or its
+// Workload did. Its object is never updated or recreated, but while it exists its
+// health, rules and outputs are still read from it, with Complete kept True (a
+// verdict never flips). Without an object, or its template, everything stays as it
+// was last reported.
+func (rz *realization) observeOnly(res *v1alpha1.SupplyChainResource, prev *v1alpha1.ResourceStatus) *resourceResult {
+	if prev == nil {
+		return &resourceResult{
+			status:    v1alpha1.ResourceStatus{Name: res.Name, ObservedGeneration: rz.wl.Generation},
+			submitted: submitted(metav1.ConditionUnknown, reasonWorkloadComplete, "the workload completed before this resource was stamped"),
+			healthy:   judge(nil, template{}, false, nil),
+		}
+	}
+	was := meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionResourceSubmitted)
+	if prev.StampedRef == nil || prev.TemplateRef == nil || was == nil {
+		return frozen(prev)
+	}
+	tplObj, err := newTemplate(res.TemplateRef.Kind)
+	if err != nil || rz.r.client.Get(rz.ctx, client.ObjectKey{Name: prev.TemplateRef.Name}, tplObj) != nil {
+		return frozen(prev)
+	}
+	live := &unstructured.Unstructured{}
+	live.SetAPIVersion(prev.StampedRef.APIVersion)
+	live.SetKind(prev.StampedRef.Kind)
+	if _, err := rz.r.watch.ensure(rz.ctx, live.GroupVersionKind()); err != nil {
+		return frozen(prev)
+	}
+	if err := rz.r.stamped.Get(rz.ctx, client.ObjectKey{Namespace: rz.wl.Namespace, Name: prev.StampedRef.Name}, live); err != nil {
+		return frozen(prev)
+	}
+	out := &resourceResult{status: *prev.DeepCopy()}
+	out.status.Conditions, out.status.Outputs = nil, prev.Outputs
+	out.status.ObservedGeneration = rz.wl.Generation // finished, not stale
+	out.submitted = *was
+	rz.judgeLive(out, templateOf(tplObj), live)
+	out.rules = workitems.Freeze(prev.Conditions, out.rules)
+	return out
 }
 
 // inputs gathers the outputs of the earlier resources this one consumes. A producer
@@ -266,7 +316,12 @@ func (rz *realization) apply(res *v1alpha1.SupplyChainResource, tpl template, ob
 	rejected := func(err error) (*unstructured.Unstructured, *metav1.Condition, error) {
 		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
 			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.Name, apiMessage(err))
-		if isTransient(err) {
+		switch {
+		case apierrors.IsForbidden(err):
+			// RBAC is fixed outside the Workload (a RoleBinding is added) and nothing
+			// here watches RBAC, so a denial is retried with backoff.
+			return nil, &c, fmt.Errorf("%w: %w", errRetryLater, err)
+		case isTransient(err):
 			c.Status = metav1.ConditionUnknown
 			return nil, &c, err
 		}
@@ -434,6 +489,11 @@ func digestOf(v any) (string, error) {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// errRetryLater marks a failure the user sees in the status and that a later retry
+// may get past without any watched object changing (a denial before a RoleBinding
+// exists). The reconcile is re-queued with backoff rather than reported as an error.
+var errRetryLater = errors.New("retrying later")
 
 // isTransient tells API errors a retry may fix from those only the user can fix.
 func isTransient(err error) bool {

@@ -2,6 +2,7 @@ package realizer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -15,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -66,6 +69,11 @@ func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return workloadsForTemplate(ctx, r.client, kind, o.GetName())
 		}))
 	}
+	// Backoff for failed reconciles tops out at a minute, so a Workload denied by RBAC
+	// notices a new RoleBinding soon without polling hard.
+	b = b.WithOptions(controller.Options{
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](50*time.Millisecond, time.Minute),
+	})
 	c, err := b.Build(r)
 	if err != nil {
 		return err
@@ -91,11 +99,8 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if !wl.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // stamped objects go with it through owner references
 	}
-	if complete := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionComplete); complete != nil && complete.Status == metav1.ConditionTrue {
-		return r.finished(ctx, wl, complete)
-	}
 	orig := wl.DeepCopy()
-	obs, realizeErr := r.observe(ctx, wl)
+	obs, realizeErr := r.observe(ctx, wl, meta.IsStatusConditionTrue(wl.Status.Conditions, v1alpha1.ConditionComplete))
 	if obs == nil {
 		return ctrl.Result{}, realizeErr
 	}
@@ -113,7 +118,16 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 	// A transient failure is in the status now; returning it makes controller-runtime
 	// retry with backoff.
-	return ctrl.Result{}, realizeErr
+	if errors.Is(realizeErr, errRetryLater) {
+		return ctrl.Result{Requeue: true}, nil
+	}
+	if realizeErr != nil {
+		return ctrl.Result{}, realizeErr
+	}
+	if complete := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionComplete); complete != nil && complete.Status == metav1.ConditionTrue {
+		return r.expire(ctx, wl, complete)
+	}
+	return ctrl.Result{}, nil
 }
 
 // panicked turns a panic while realizing a Workload into its Ready condition (the
@@ -140,11 +154,10 @@ func (r *WorkloadReconciler) panicked(ctx context.Context, req ctrl.Request, p a
 // reasonReconcilePanicked is Ready's reason after a recovered panic.
 const reasonReconcilePanicked = "ReconcilePanicked"
 
-// finished handles a Workload that is Complete: nothing of it is applied any more,
-// and with ttlSecondsAfterFinished it is deleted that long after it completed (its
+// expire deletes a Complete Workload ttlSecondsAfterFinished after it completed (its
 // stamped objects follow through owner references). The requeue is timed to the
 // deadline rather than polled.
-func (r *WorkloadReconciler) finished(ctx context.Context, wl *v1alpha1.Workload, complete *metav1.Condition) (ctrl.Result, error) {
+func (r *WorkloadReconciler) expire(ctx context.Context, wl *v1alpha1.Workload, complete *metav1.Condition) (ctrl.Result, error) {
 	if wl.Spec.TTLSecondsAfterFinished == nil {
 		return ctrl.Result{}, nil
 	}
@@ -164,7 +177,7 @@ func (r *WorkloadReconciler) finished(ctx context.Context, wl *v1alpha1.Workload
 // what it saw. It performs the writes (applies, prunes) but computes no owner status.
 // With a nil observation nothing could be observed; with an error as well as an
 // observation, a resource hit a transient failure the observation describes.
-func (r *WorkloadReconciler) observe(ctx context.Context, wl *v1alpha1.Workload) (*observation, error) {
+func (r *WorkloadReconciler) observe(ctx context.Context, wl *v1alpha1.Workload, finished bool) (*observation, error) {
 	var chains v1alpha1.ClusterSupplyChainList
 	if err := r.client.List(ctx, &chains); err != nil {
 		return nil, err
@@ -186,13 +199,14 @@ func (r *WorkloadReconciler) observe(ctx context.Context, wl *v1alpha1.Workload)
 	}
 	obs.supplyChainRef = &v1alpha1.BlueprintReference{Kind: v1alpha1.KindClusterSupplyChain, Name: sc.Name}
 
-	cl, err := r.imp.clientFor(wl.Namespace, serviceAccount(wl, sc))
+	saNamespace, saName := serviceAccount(wl, sc)
+	cl, err := r.imp.clientFor(saNamespace, saName)
 	if err != nil {
 		return nil, err
 	}
 	rz := &realization{
 		r: r, ctx: ctx, wl: wl, owner: owner, sc: sc, client: cl,
-		prev: wl.Status.Resources, byName: map[string]*resourceResult{},
+		prev: wl.Status.Resources, byName: map[string]*resourceResult{}, finished: finished,
 	}
 	var transient error
 	for i := range sc.Spec.Resources {
@@ -212,15 +226,18 @@ func (r *WorkloadReconciler) observe(ctx context.Context, wl *v1alpha1.Workload)
 }
 
 // serviceAccount is the identity stamping runs as: the Workload's, else the supply
-// chain's, else "default".
-func serviceAccount(wl *v1alpha1.Workload, sc *v1alpha1.ClusterSupplyChain) string {
+// chain's (in its namespace, by default the Workload's), else "default".
+func serviceAccount(wl *v1alpha1.Workload, sc *v1alpha1.ClusterSupplyChain) (namespace, name string) {
 	switch {
 	case wl.Spec.ServiceAccountName != "":
-		return wl.Spec.ServiceAccountName
+		return wl.Namespace, wl.Spec.ServiceAccountName
 	case sc.Spec.ServiceAccountRef != nil && sc.Spec.ServiceAccountRef.Name != "":
-		return sc.Spec.ServiceAccountRef.Name
+		if ns := sc.Spec.ServiceAccountRef.Namespace; ns != "" {
+			return ns, sc.Spec.ServiceAccountRef.Name
+		}
+		return wl.Namespace, sc.Spec.ServiceAccountRef.Name
 	}
-	return "default"
+	return wl.Namespace, "default"
 }
 
 // ownerObject is the Workload as the map that $(workload.…)$ paths and selector
