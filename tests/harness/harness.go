@@ -1,0 +1,183 @@
+// Package harness starts what Surveyor's Go end-to-end suites run against: the local
+// cluster of hack/cluster with the CRDs and the controller's RBAC installed, an admin
+// client, and the controller itself, in-process or as a separate process.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/surveyor-dev/surveyor/hack/cluster"
+	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer"
+)
+
+// Controller identity: the ServiceAccount config/rbac binds the manager's role to.
+const (
+	ControllerNamespace = "surveyor-system"
+	ControllerAccount   = "surveyor-controller"
+)
+
+// Env is a running cluster with Surveyor's CRDs and RBAC.
+type Env struct {
+	Cluster *cluster.Cluster
+	// Client is an admin client with the carto.run and built-in kinds registered.
+	Client client.Client
+	Scheme *apiruntime.Scheme
+	// Log collects the in-process controller's log.
+	Log *SyncBuffer
+}
+
+// Root is the repository root, found from this file's location.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Start brings up the cluster and installs the CRDs and the controller's RBAC.
+func Start(ctx context.Context) (*Env, error) {
+	c, err := cluster.Start(ctx, cluster.Options{Log: os.Stderr})
+	if err != nil {
+		return nil, fmt.Errorf("starting the local cluster: %w", err)
+	}
+	env := &Env{Cluster: c, Log: &SyncBuffer{}, Scheme: apiruntime.NewScheme()}
+	if err := cluster.Apply(ctx, c.Config, filepath.Join(Root(), "config/crd/bases"), filepath.Join(Root(), "config/rbac")); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("installing CRDs and RBAC: %w", err)
+	}
+	if err := clientgoscheme.AddToScheme(env.Scheme); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if err := cartov1alpha1.AddToScheme(env.Scheme); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if env.Client, err = client.New(c.Config, client.Options{Scheme: env.Scheme}); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return env, nil
+}
+
+// Stop stops the cluster and everything it launched.
+func (e *Env) Stop() { e.Cluster.Stop() }
+
+// StartController runs the realizer in this process until ctx ends, authenticated as
+// the controller's own ServiceAccount so that its generated RBAC is what is tested.
+func (e *Env) StartController(ctx context.Context) error {
+	kubeconfig, err := e.Cluster.ServiceAccountKubeconfig(ctx, ControllerNamespace, ControllerAccount)
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	ctrl.SetLogger(zap.New(zap.WriteTo(e.Log), zap.UseDevMode(true)))
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 e.Scheme,
+		Cache:                  realizer.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return err
+	}
+	if err := realizer.Setup(ctx, mgr); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "controller stopped:", err)
+		}
+	}()
+	return nil
+}
+
+// BuildController compiles cmd/surveyor into dir and returns the binary's path, for
+// suites that run the controller as a separate process (to kill or restart it).
+func BuildController(dir string) (string, error) {
+	bin := filepath.Join(dir, "surveyor")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/surveyor")
+	cmd.Dir = Root()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the controller: %w: %s", err, out)
+	}
+	return bin, nil
+}
+
+// LaunchController starts the built controller as a process the cluster owns, named
+// name, as the controller's ServiceAccount, with leader election on, and returns its
+// health-probe port.
+func (e *Env) LaunchController(ctx context.Context, name, bin string, extra ...string) (int, error) {
+	kubeconfig, err := e.Cluster.ServiceAccountKubeconfig(ctx, ControllerNamespace, ControllerAccount)
+	if err != nil {
+		return 0, err
+	}
+	probe, err := cluster.FreePort()
+	if err != nil {
+		return 0, err
+	}
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--leader-elect", "--leader-election-namespace=" + ControllerNamespace,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
+	}, extra...)
+	return probe, e.Cluster.Launch(ctx, name, bin, args...)
+}
+
+// Eventually polls cond every 200ms until it returns true or timeout passes, then
+// fails the test with the last observation cond reported.
+func (e *Env) Eventually(ctx context.Context, t testing.TB, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, observed := cond()
+		last = observed
+		return ok, nil
+	})
+	if err != nil {
+		t.Logf("controller log:\n%s", e.Log.String())
+		t.Fatalf("condition not met within %s; last observed: %s", timeout, last)
+	}
+}
+
+// SyncBuffer is a bytes.Buffer safe for the controller's concurrent writers.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
