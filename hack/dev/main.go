@@ -91,7 +91,7 @@ func start(ctx context.Context, dir, controller string) (_ *cluster.Cluster, err
 			return nil, err
 		}
 	}
-	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, Log: os.Stderr})
+	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, Log: os.Stderr, Install: []string{"config/crd/bases", "config/rbac"}})
 	if err != nil {
 		return nil, err
 	}
@@ -100,14 +100,8 @@ func start(ctx context.Context, dir, controller string) (_ *cluster.Cluster, err
 			c.Stop()
 		}
 	}()
-	if err := cluster.Apply(ctx, c.Config, "config/crd/bases"); err != nil {
-		return nil, fmt.Errorf("installing CRDs: %w", err)
-	}
 	if controller == "" {
 		return c, nil
-	}
-	if err := cluster.Apply(ctx, c.Config, "config/rbac"); err != nil {
-		return nil, fmt.Errorf("installing the controller's RBAC: %w", err)
 	}
 	kubeconfig, err := c.ServiceAccountKubeconfig(ctx, controllerNamespace, controllerAccount)
 	if err != nil {
@@ -187,7 +181,18 @@ func runKuttl(ctx context.Context, dir, controller string, args []string) error 
 		return err
 	}
 	defer c.Stop()
+	// kuttl writes ./kubeconfig into its working directory and points test steps at
+	// it, so each run works in its own cluster's directory (with the suites linked
+	// in) and parallel runs from one checkout cannot cross-wire.
+	repo, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if err := os.Symlink(filepath.Join(repo, "tests"), filepath.Join(c.Dir, "tests")); err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, kuttl, append([]string{"test"}, args...)...)
+	cmd.Dir = c.Dir
 	// kuttl reads KUBECONFIG; test steps that run commands find kubectl on PATH.
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig, "PATH="+filepath.Dir(kubectl)+":"+os.Getenv("PATH"))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

@@ -54,15 +54,14 @@ func Root() string {
 
 // Start brings up the cluster and installs the CRDs and the controller's RBAC.
 func Start(ctx context.Context) (*Env, error) {
-	c, err := cluster.Start(ctx, cluster.Options{Log: os.Stderr})
+	c, err := cluster.Start(ctx, cluster.Options{
+		Log:     os.Stderr,
+		Install: []string{filepath.Join(Root(), "config/crd/bases"), filepath.Join(Root(), "config/rbac")},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the local cluster: %w", err)
 	}
 	env := &Env{Cluster: c, Log: &SyncBuffer{}, Scheme: apiruntime.NewScheme()}
-	if err := cluster.Apply(ctx, c.Config, filepath.Join(Root(), "config/crd/bases"), filepath.Join(Root(), "config/rbac")); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("installing CRDs and RBAC: %w", err)
-	}
 	if err := clientgoscheme.AddToScheme(env.Scheme); err != nil {
 		c.Stop()
 		return nil, err
