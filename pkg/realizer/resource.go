@@ -91,11 +91,18 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		// Until a new object is stamped, the old one is still this resource's.
 		out.status.StampedRef = prev.StampedRef
 	}
-	var rules []v1alpha1.ConditionRule // known once the template is
+	var tpl template // known once the template is read
 	retry := func(c metav1.Condition, err error) (*resourceResult, error) {
 		out.submitted = c
-		out.healthy = judge(nil, template{}, false, nil)
-		out.rules = workitems.Evaluate(rules, nil, nil)
+		// The object stamped before, if any, is still there and still judged.
+		var live *unstructured.Unstructured
+		if tpl.spec != nil && out.status.StampedRef != nil {
+			live = rz.live(out.status.StampedRef)
+		}
+		out.healthy = judge(live, tpl, false, nil)
+		if tpl.spec != nil {
+			out.rules = workitems.Evaluate(tpl.spec.ConditionRules, live, nil)
+		}
 		return out, err
 	}
 	fail := func(c metav1.Condition) (*resourceResult, error) { return retry(c, nil) }
@@ -128,8 +135,7 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		}
 		return retry(submitted(metav1.ConditionUnknown, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.TemplateRef.Kind, name, err), err)
 	}
-	tpl := templateOf(tplObj)
-	rules = tpl.spec.ConditionRules
+	tpl = templateOf(tplObj)
 	if problem := ruleProblem(tpl.spec); problem != nil {
 		return fail(submitted(metav1.ConditionFalse, problem.Reason, "template [%s/%s] cannot be used: %s", tpl.kind, tpl.name, problem.Message))
 	}
@@ -194,13 +200,8 @@ func (rz *realization) observeOnly(res *v1alpha1.SupplyChainResource, prev *v1al
 	if err != nil || rz.r.client.Get(rz.ctx, client.ObjectKey{Name: prev.TemplateRef.Name}, tplObj) != nil {
 		return frozen(prev)
 	}
-	live := &unstructured.Unstructured{}
-	live.SetAPIVersion(prev.StampedRef.APIVersion)
-	live.SetKind(prev.StampedRef.Kind)
-	if _, err := rz.r.watch.ensure(rz.ctx, live.GroupVersionKind()); err != nil {
-		return frozen(prev)
-	}
-	if err := rz.r.stamped.Get(rz.ctx, client.ObjectKey{Namespace: rz.wl.Namespace, Name: prev.StampedRef.Name}, live); err != nil {
+	live := rz.live(prev.StampedRef)
+	if live == nil {
 		return frozen(prev)
 	}
 	out := &resourceResult{status: *prev.DeepCopy()}
@@ -377,6 +378,20 @@ func ptrs(cs []metav1.Condition) []*metav1.Condition {
 		out[i] = &cs[i]
 	}
 	return out
+}
+
+// live reads a stamped object from the cache, or returns nil when it is not there.
+func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(ref.APIVersion)
+	obj.SetKind(ref.Kind)
+	if _, err := rz.r.watch.ensure(rz.ctx, obj.GroupVersionKind()); err != nil {
+		return nil
+	}
+	if err := rz.r.stamped.Get(rz.ctx, client.ObjectKey{Namespace: rz.wl.Namespace, Name: ref.Name}, obj); err != nil {
+		return nil
+	}
+	return obj
 }
 
 // frozen is a resource that completed: it is never stamped again, its conditions stay
