@@ -56,7 +56,7 @@ func Evaluate(in Input) metav1.Condition {
 	c := evaluate(in)
 	c.Type = v1alpha1.ConditionHealthy
 	c.ObservedGeneration = in.Generation
-	c.Message = truncate(c.Message)
+	c.Message = TruncateMessage(c.Message)
 	return c
 }
 
@@ -209,9 +209,9 @@ func unknown(reason, message string) metav1.Condition {
 // maxMessage is the API's limit on a condition message.
 const maxMessage = 32768
 
-// truncate cuts a message to the API's limit at a rune boundary, so that a long message read from
-// an object can never make the owner's status write fail.
-func truncate(msg string) string {
+// TruncateMessage cuts a condition message to the API's limit at a rune boundary, so that a long
+// message read from an object or produced by an expression can never make a status write fail.
+func TruncateMessage(msg string) string {
 	if len(msg) <= maxMessage {
 		return msg
 	}

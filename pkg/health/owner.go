@@ -80,7 +80,7 @@ func resourceMessage(r *ResourceCondition, state string, more int) string {
 	if more > 0 {
 		fmt.Fprintf(&b, " and %d more", more)
 	}
-	return truncate(b.String())
+	return TruncateMessage(b.String())
 }
 
 // ResourceReady is a resource's Ready: ResourceSubmitted AND Healthy. It is True with reason Ready

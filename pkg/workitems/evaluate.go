@@ -88,7 +88,7 @@ func Evaluate(rules []v1alpha1.ConditionRule, obj *unstructured.Unstructured, sc
 	for _, t := range order {
 		c := and(byType[t])
 		c.Type = t
-		c.Message = truncate(c.Message)
+		c.Message = health.TruncateMessage(c.Message)
 		out = append(out, c)
 	}
 	return out
@@ -205,21 +205,4 @@ func passed(message string) metav1.Condition {
 
 func failed(message string) metav1.Condition {
 	return condition(metav1.ConditionFalse, v1alpha1.ReasonConditionRulesFailed, message)
-}
-
-// maxMessage is the API's limit on a condition message.
-const maxMessage = 32768
-
-// truncate cuts a message to the API's limit at a rune boundary, so that a long message from an
-// object or an expression can never make the owner's status write fail.
-func truncate(msg string) string {
-	if len(msg) <= maxMessage {
-		return msg
-	}
-	const ellipsis = "..."
-	cut := maxMessage - len(ellipsis)
-	for cut > 0 && msg[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return msg[:cut] + ellipsis
 }
