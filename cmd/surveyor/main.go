@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -42,6 +43,9 @@ func run() error {
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 8, "Reconciles each controller runs at once; reconciles wait on the API server, not the CPU.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Hold a leader-election lease so that only one replica reconciles at a time.")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
+	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease over.")
+	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down (and exits); raise it to ride out longer API server outages.")
+	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "How often leader-election clients retry.")
 	flag.Float64Var(&qps, "kube-api-qps", 50, "Sustained queries per second to the API server.")
 	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of queries to the API server.")
 	logOpts := zap.Options{}
@@ -76,6 +80,9 @@ func run() error {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "surveyor.carto.run",
 		LeaderElectionNamespace: leaderNamespace,
+		LeaseDuration:           leaseDuration,
+		RenewDeadline:           renewDeadline,
+		RetryPeriod:             retryPeriod,
 		// Stepping down ends the process, so a new leader never overlaps a
 		// reconcile still running in the old one.
 		LeaderElectionReleaseOnCancel: true,

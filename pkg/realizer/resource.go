@@ -3,6 +3,7 @@ package realizer
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -162,7 +163,7 @@ func (rz *realization) judgeLive(out *resourceResult, tpl template, live *unstru
 	scope := health.NewScope(live.Object) // one CEL budget for the object's health and rules
 	out.healthy = judge(live, tpl, err == nil, scope)
 	out.rules = workitems.Evaluate(tpl.spec.ConditionRules, live, scope)
-	out.secret = isSecret(live)
+	out.secret = out.secret || isSecret(live)
 	if out.secret {
 		redactMessages(&out.healthy, out.rules)
 	}
@@ -232,6 +233,10 @@ func (rz *realization) inputs(res *v1alpha1.SupplyChainResource, out *resourceRe
 		for _, ref := range g.refs {
 			out.status.Inputs = append(out.status.Inputs, v1alpha1.Input{Name: ref.Resource})
 			producer, ok := rz.byName[ref.Resource]
+			if ok && producer.secret {
+				// A value derived from a Secret is as secret as the Secret.
+				out.secret = true
+			}
 			if !ok {
 				c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
 					"input [%s] of resource [%s] refers to resource [%s], which is not an earlier resource of the supply chain", ref.Name, res.Name, ref.Resource)
@@ -336,7 +341,7 @@ func (rz *realization) apply(res *v1alpha1.SupplyChainResource, tpl template, ob
 	err := rz.r.stamped.Get(rz.ctx, client.ObjectKeyFromObject(obj), live)
 	switch {
 	case err == nil:
-		if live.GetAnnotations()[annotationStampDigest] == obj.GetAnnotations()[annotationStampDigest] && stamp.Contains(live.Object, obj.Object) {
+		if live.GetAnnotations()[annotationStampDigest] == obj.GetAnnotations()[annotationStampDigest] && stamp.Contains(live.Object, asStored(obj).Object) {
 			return live, nil, nil
 		}
 	case !apierrors.IsNotFound(err):
@@ -491,6 +496,28 @@ func (rz *realization) healthEvent(res *resourceResult) {
 	}
 }
 
+// asStored is the stamped object as the API server stores it, for comparing with the
+// live object: a Secret's write-only stringData is folded into data, base64-encoded.
+func asStored(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	stringData, ok := obj.Object["stringData"].(map[string]any)
+	if !isSecret(obj) || !ok {
+		return obj
+	}
+	stored := obj.DeepCopy()
+	data, _ := stored.Object["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range stringData {
+		if s, ok := v.(string); ok {
+			data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+		}
+	}
+	stored.Object["data"] = data
+	delete(stored.Object, "stringData")
+	return stored
+}
+
 func sameObject(a, b v1alpha1.StampedRef) bool {
 	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name
 }
@@ -512,6 +539,9 @@ var errRetryLater = errors.New("retrying later")
 
 // isTransient tells API errors a retry may fix from those only the user can fix.
 func isTransient(err error) bool {
+	if errors.Is(err, errNotStampable) {
+		return false
+	}
 	// Server-side apply reports a value of the wrong type (a number where the schema
 	// wants a string) as an internal error, though only the template can fix it.
 	if strings.Contains(err.Error(), "failed to create typed patch object") {

@@ -2,6 +2,7 @@ package realizer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -14,6 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
+
+// errNotStampable marks a kind no template may stamp (a cluster-scoped one): only the
+// template can fix that, so it is not retried.
+var errNotStampable = errors.New("not stampable")
 
 // watcher adds an informer for each stamped kind the first time it is used. The
 // informers see only objects carrying Surveyor's labels (the cache's default label
@@ -36,7 +41,7 @@ func (w *watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind) (*met
 		return nil, err
 	}
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
-		return nil, fmt.Errorf("%s is cluster-scoped: a template must stamp a namespaced kind", gvk.Kind)
+		return nil, fmt.Errorf("%w: %s is cluster-scoped: a template must stamp a namespaced kind", errNotStampable, gvk.Kind)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
