@@ -56,6 +56,17 @@ func (c *Cluster) Launch(ctx context.Context, name, bin string, args ...string) 
 	}
 }
 
+// Pid is the process id of the latest component Launch started under name, or 0 if
+// there is none. The benchmark reads the controller's CPU time and memory from /proc.
+func (c *Cluster) Pid(name string) int {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].name == name {
+			return c.procs[i].cmd.Process.Pid
+		}
+	}
+	return 0
+}
+
 // stop asks the component to terminate and kills it after a grace period.
 func (p *process) stop() {
 	defer p.log.Close()

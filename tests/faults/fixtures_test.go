@@ -1,0 +1,254 @@
+package faults
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// caseLabel selects a test's Workloads into its own supply chain.
+const caseLabel = "test.surveyor.dev/case"
+
+// stamper is the ServiceAccount every Workload here stamps as; it may write ConfigMaps
+// in its namespace only.
+const stamper = "stamper"
+
+// newNamespace creates a namespace with a stamper ServiceAccount and deletes it after the
+// test (without waiting: the namespace controller empties it in the background).
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, ns) })
+	createAll(t,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name}},
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
+				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
+		},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: stamper},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: stamper, Namespace: ns.Name}},
+		},
+	)
+	return ns.Name
+}
+
+// createAll creates the objects and deletes the cluster-scoped ones after the test.
+func createAll(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+		if o.GetNamespace() == "" {
+			t.Cleanup(func() { _ = k8s.Delete(ctx, o) })
+		}
+	}
+}
+
+func rawTemplate(t *testing.T, j string) v1alpha1.TemplateObject {
+	t.Helper()
+	var obj v1alpha1.TemplateObject
+	if err := obj.UnmarshalJSON([]byte(j)); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// stampsPerWorkload is how many ConfigMaps configMapChain stamps for each Workload.
+const stampsPerWorkload = 2
+
+// configMapChain creates a supply chain named name of two ConfigMap templates: "config"
+// (a ClusterConfigTemplate whose output is the Workload's git URL) and "app" (a
+// ClusterTemplate that consumes it). It selects Workloads labelled caseLabel=name.
+func configMapChain(t *testing.T, name string) {
+	t.Helper()
+	createAll(t,
+		&v1alpha1.ClusterConfigTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-config"},
+			Spec: v1alpha1.ClusterConfigTemplateSpec{
+				ConfigPath: ".data.config",
+				TemplateSpec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{
+					"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": {"name": "$(workload.metadata.name)$-config"},
+					"data": {"config": "$(workload.spec.source.git.url)$"}}`)},
+			},
+		},
+		&v1alpha1.ClusterTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-app"},
+			Spec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{
+				"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": {"name": "$(workload.metadata.name)$-app"},
+				"data": {"source": "$(config)$", "mode": "stamped"}}`)},
+		},
+		&v1alpha1.ClusterSupplyChain{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ClusterSupplyChainSpec{
+				OwnerSelector: v1alpha1.OwnerSelector{Selector: map[string]string{caseLabel: name}},
+				Resources: []v1alpha1.SupplyChainResource{
+					{Name: "config", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterConfigTemplate, Name: name + "-config"}},
+					{Name: "app", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterTemplate, Name: name + "-app"},
+						Configs: []v1alpha1.ResourceReference{{Name: "config", Resource: "config"}}},
+				},
+			},
+		},
+	)
+}
+
+// workloadName is the name of the i-th Workload a test creates.
+func workloadName(i int) string { return fmt.Sprintf("wl-%03d", i) }
+
+// newWorkload is a Workload for configMapChain's supply chain name.
+func newWorkload(ns, chain string, i int) *v1alpha1.Workload {
+	return &v1alpha1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: workloadName(i), Namespace: ns, Labels: map[string]string{caseLabel: chain}},
+		Spec: v1alpha1.WorkloadSpec{
+			ServiceAccountName: stamper,
+			Source:             &v1alpha1.Source{Git: &v1alpha1.GitSource{URL: fmt.Sprintf("https://example.com/%s/%s.git", chain, workloadName(i))}},
+		},
+	}
+}
+
+// createWorkloads creates Workloads from..to-1 with 16 concurrent writers.
+func createWorkloads(t *testing.T, ns, chain string, from, to int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	next := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				if err := k8s.Create(ctx, newWorkload(ns, chain, i)); err != nil {
+					failed.Store(fmt.Errorf("creating workload %d: %w", i, err))
+				}
+			}
+		})
+	}
+	for i := from; i < to; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		t.Fatal(err)
+	}
+}
+
+// readiness counts the namespace's Workloads that are Ready=True at their generation.
+func readiness(ns string) (ready, total int, err error) {
+	var list v1alpha1.WorkloadList
+	if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return 0, 0, err
+	}
+	for i := range list.Items {
+		if isReady(&list.Items[i]) {
+			ready++
+		}
+	}
+	return ready, len(list.Items), nil
+}
+
+// isReady says whether the Workload is Ready=True at its current generation.
+func isReady(wl *v1alpha1.Workload) bool {
+	c := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == wl.Generation &&
+		wl.Status.ObservedGeneration == wl.Generation
+}
+
+// waitAllReady waits until n Workloads exist in ns and all are Ready.
+func waitAllReady(t *testing.T, ns string, n int, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	eventually(t, timeout, func() (bool, string) {
+		ready, total, err := readiness(ns)
+		if err != nil {
+			return false, err.Error()
+		}
+		return ready == n && total == n, fmt.Sprintf("%d of %d workloads ready (want %d)", ready, total, n)
+	})
+	return time.Since(start)
+}
+
+// stampedConfigMaps lists the ConfigMaps stamped in ns by the supply chain chain.
+func stampedConfigMaps(t *testing.T, ns, chain string) []corev1.ConfigMap {
+	t.Helper()
+	var list corev1.ConfigMapList
+	if err := k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelSupplyChainName: chain}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// assertStampedOnce checks that the Workloads 0..n-1 of ns have exactly one stamped
+// ConfigMap per resource: the expected names, each controlled by its own Workload (by
+// UID) and labelled for it, and nothing else carrying the supply chain's label.
+func assertStampedOnce(t *testing.T, ns, chain string, n int) []corev1.ConfigMap {
+	t.Helper()
+	cms := stampedConfigMaps(t, ns, chain)
+	if got, want := len(cms), n*stampsPerWorkload; got != want {
+		t.Errorf("%d ConfigMaps carry %s=%s, want exactly %d (%d workloads x %d resources)",
+			got, v1alpha1.LabelSupplyChainName, chain, want, n, stampsPerWorkload)
+	}
+	var list v1alpha1.WorkloadList
+	if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]string{}
+	for _, wl := range list.Items {
+		uids[wl.Name] = string(wl.UID)
+	}
+	want := map[string]string{} // ConfigMap name -> workload
+	for i := range n {
+		want[workloadName(i)+"-config"] = workloadName(i)
+		want[workloadName(i)+"-app"] = workloadName(i)
+	}
+	seen := map[string]bool{}
+	for _, cm := range cms {
+		wl, ok := want[cm.Name]
+		switch {
+		case !ok:
+			t.Errorf("unexpected stamped ConfigMap %s", cm.Name)
+			continue
+		case seen[cm.Name]:
+			t.Errorf("ConfigMap %s listed twice", cm.Name)
+		}
+		seen[cm.Name] = true
+		if got := cm.Labels[v1alpha1.LabelWorkloadName]; got != wl {
+			t.Errorf("ConfigMap %s: label %s=%q, want %q", cm.Name, v1alpha1.LabelWorkloadName, got, wl)
+		}
+		var controllers []string
+		for _, ref := range cm.OwnerReferences {
+			if ref.Controller != nil && *ref.Controller {
+				controllers = append(controllers, ref.Name+"/"+string(ref.UID))
+			}
+		}
+		if len(controllers) != 1 || controllers[0] != wl+"/"+uids[wl] {
+			t.Errorf("ConfigMap %s: controller owners %v, want exactly [%s/%s]", cm.Name, controllers, wl, uids[wl])
+		}
+	}
+	return cms
+}
+
+// resourceVersions maps each ConfigMap's name to its resourceVersion.
+func resourceVersions(cms []corev1.ConfigMap) map[string]string {
+	rv := make(map[string]string, len(cms))
+	for _, cm := range cms {
+		rv[cm.Name] = cm.ResourceVersion
+	}
+	return rv
+}

@@ -1,0 +1,158 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// statusMonitor watches every Workload of a namespace for the whole test and records
+// each time a status goes backwards. None of these tests changes a Workload's spec, so
+// once a Workload is Ready it must stay Ready, at the same or a newer observed
+// generation, with at least as many stamped resources and the same output digests:
+// a restarted controller, a new leader or a returning API server must pick up where
+// the last one left off, not redo or undo it.
+type statusMonitor struct {
+	mu         sync.Mutex
+	last       map[string]snapshot
+	events     int
+	violations []string
+}
+
+// snapshot is what the monitor remembers of one Workload.
+type snapshot struct {
+	rv                 string
+	generation         int64
+	observedGeneration int64
+	ready              bool
+	stamped            int               // resources with a stampedRef
+	digests            map[string]string // resource/output -> digest
+}
+
+func snapshotOf(wl *v1alpha1.Workload) snapshot {
+	s := snapshot{
+		rv: wl.ResourceVersion, generation: wl.Generation, observedGeneration: wl.Status.ObservedGeneration,
+		ready: isReady(wl), digests: map[string]string{},
+	}
+	for _, r := range wl.Status.Resources {
+		if r.StampedRef != nil {
+			s.stamped++
+		}
+		for _, o := range r.Outputs {
+			s.digests[r.Name+"/"+o.Name] = o.Digest
+		}
+	}
+	return s
+}
+
+// monitorWorkloads starts a statusMonitor over ns until the test ends. It has its own
+// informer, which relists and carries on when the API server comes back.
+func monitorWorkloads(t *testing.T, ns string) *statusMonitor {
+	t.Helper()
+	m := &statusMonitor{last: map[string]snapshot{}}
+	c, err := cache.New(env.Cluster.Config, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	informer, err := c.GetInformer(ctx, &v1alpha1.Workload{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	observe := func(obj any) {
+		if wl, ok := obj.(*v1alpha1.Workload); ok {
+			m.observe(wl)
+		}
+	}
+	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, obj any) { observe(obj) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Start(cctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	if !c.WaitForCacheSync(cctx) {
+		t.Fatal("the workload monitor never synced")
+	}
+	return m
+}
+
+func (m *statusMonitor) observe(wl *v1alpha1.Workload) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events++
+	now := snapshotOf(wl)
+	prev, seen := m.last[wl.Name]
+	// Only move forward: an informer replays an older state after a relist only if the
+	// API server itself went back, which is a failure of another kind.
+	if seen && olderRV(now.rv, prev.rv) {
+		return
+	}
+	m.last[wl.Name] = now
+	if !seen {
+		return
+	}
+	var problems []string
+	if now.observedGeneration < prev.observedGeneration {
+		problems = append(problems, fmt.Sprintf("observedGeneration went from %d to %d", prev.observedGeneration, now.observedGeneration))
+	}
+	if prev.ready && now.generation == prev.generation {
+		if !now.ready {
+			c := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionReady)
+			problems = append(problems, fmt.Sprintf("Ready went from True to %s", condString(c)))
+		}
+		if now.stamped < prev.stamped {
+			problems = append(problems, fmt.Sprintf("stamped resources went from %d to %d", prev.stamped, now.stamped))
+		}
+		for k, d := range prev.digests {
+			if now.digests[k] != d {
+				problems = append(problems, fmt.Sprintf("output %s changed from %s to %q", k, d, now.digests[k]))
+			}
+		}
+	}
+	for _, p := range problems {
+		m.violations = append(m.violations, fmt.Sprintf("workload %s (resourceVersion %s -> %s): %s", wl.Name, prev.rv, now.rv, p))
+	}
+}
+
+func olderRV(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x < y
+}
+
+func condString(c *metav1.Condition) string {
+	if c == nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%s (%s: %s)", c.Status, c.Reason, c.Message)
+}
+
+// check fails the test with every regression seen so far.
+func (m *statusMonitor) check(t *testing.T) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, v := range m.violations {
+		if i == 20 {
+			t.Errorf("... and %d more status regressions", len(m.violations)-20)
+			break
+		}
+		t.Errorf("status went backwards: %s", v)
+	}
+	t.Logf("status monitor: %d workload events from %d workloads, %d regressions", m.events, len(m.last), len(m.violations))
+}
