@@ -8,8 +8,10 @@ DEV := bin/dev
 CONTROLLER_GEN = $(shell $(DEV) tool controller-gen)
 KUTTL_ARGS ?=
 TEST_FLAGS ?=
+BENCH_FLAGS ?=
+BENCH_SCALE_FLAGS ?= -skip-settle -skip-propagation -skip-isolation
 
-.PHONY: all build generate manifests tools run test test-unit test-integration test-kuttl verify clean help
+.PHONY: all build generate manifests tools run test test-unit test-fuzz test-integration test-kuttl verify bench bench-scale clean help
 
 all: build
 
@@ -45,16 +47,35 @@ verify: $(DEV) ## Fail when generated code or manifests are stale, code is unfor
 run: build ## Start a local cluster, the controller and samples/; watch the Workloads until Ctrl-C.
 	$(DEV) run -controller bin/surveyor
 
-test: verify test-unit test-integration test-kuttl ## Everything CI runs.
+test: verify test-unit test-fuzz test-integration test-kuttl ## Everything CI runs.
 
 test-unit: ## Unit tests (no cluster).
 	$(GO) test $(TEST_FLAGS) ./pkg/... ./cmd/... ./hack/...
 
-test-integration: tools ## Go tests against a real kube-apiserver, etcd, controller-manager and kwok.
-	$(GO) test $(TEST_FLAGS) -count=1 -timeout 30m ./tests/integration/...
+# Each suite starts its own cluster; -p 1 runs them one after another so that the
+# fault suites' timing bounds hold on a two-core machine.
+test-integration: tools ## Go end-to-end suites (integration, corpus, faults, security) on a real local cluster.
+	$(GO) test $(TEST_FLAGS) -count=1 -p 1 -timeout 45m ./tests/...
+
+FUZZ_TIME ?= 10s
+test-fuzz: ## Run every go test -fuzz target for FUZZ_TIME each (their seed corpora also run in test-unit).
+	@for pkg in $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go' 2>/dev/null || find pkg -name '*_test.go') | xargs -n1 dirname | sort -u); do \
+		for target in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$pkg/*_test.go | sed 's/^func //'); do \
+			echo "fuzz $$pkg $$target ($(FUZZ_TIME))"; \
+			$(GO) test ./$$pkg -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZ_TIME) || exit 1; \
+		done; \
+	done
 
 test-kuttl: build tools ## kuttl suites against the local cluster with the controller running.
 	$(DEV) kuttl -controller bin/surveyor -- --config tests/kuttl/kuttl-test.yaml $(KUTTL_ARGS)
+
+bench: build ## Benchmark N=1000 Workloads (BENCH_FLAGS, e.g. -n 100 -runs 3); results in bench/results/.
+	$(GO) build -o bin/bench ./hack/bench
+	bin/bench -controller bin/surveyor $(BENCH_FLAGS)
+
+bench-scale: build ## Time per Workload at N = 100, 1000 and 5000, and its growth (BENCH_SCALE_FLAGS).
+	$(GO) build -o bin/bench ./hack/bench
+	bin/bench -controller bin/surveyor -scale 100,1000,5000 $(BENCH_SCALE_FLAGS)
 
 clean: ## Remove build output (the tool cache is kept).
 	rm -rf bin .run

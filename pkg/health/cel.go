@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -23,6 +24,8 @@ const (
 	// CELCallCostLimit is the most one evaluation of one expression may cost. An expression that
 	// goes over it is stopped and gives ErrCostLimitExceeded.
 	CELCallCostLimit uint64 = 1_000_000
+	// CELCallTimeLimit bounds one tracked evaluation in time as well as in cost.
+	CELCallTimeLimit = 250 * time.Millisecond
 	// CELObjectCostBudget is the default budget of a Scope: the most all the expressions evaluated
 	// for one object may cost together.
 	CELObjectCostBudget uint64 = 10_000_000
@@ -163,6 +166,9 @@ func compileCEL(expression string) (*Program, error) {
 		cel.EvalOptions(cel.OptOptimize),
 		cel.CostTracking(costEstimator{}),
 		cel.CostLimit(CELCallCostLimit),
+		// cel-go's cost tracker can be slow on long comprehensions, so tracked runs
+		// also stop at a wall-clock limit; comprehensions check it every 100 steps.
+		cel.InterruptCheckFrequency(100),
 	)
 	if err != nil {
 		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: err.Error()}

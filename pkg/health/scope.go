@@ -1,6 +1,7 @@
 package health
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -89,12 +90,19 @@ func (p *Program) eval(s *Scope) (ref.Val, error) {
 		}
 		return out, nil
 	}
-	out, details, err := p.tracked.Eval(&s.activation)
+	ctx, cancel := context.WithTimeout(context.Background(), CELCallTimeLimit)
+	defer cancel()
+	out, details, err := p.tracked.ContextEval(ctx, &s.activation)
 	var cost uint64
 	if details != nil && details.ActualCost() != nil {
 		cost = *details.ActualCost()
 	}
 	var cancelled interpreter.EvalCancelledError
+	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.ContextCancelled {
+		s.charge(CELCallCostLimit)
+		return nil, &exprError{expression: p.expression, kind: ErrCostLimitExceeded,
+			detail: fmt.Sprintf("evaluation stopped after %s", CELCallTimeLimit)}
+	}
 	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded {
 		s.charge(CELCallCostLimit)
 		return nil, &exprError{expression: p.expression, kind: ErrCostLimitExceeded,

@@ -126,18 +126,36 @@ var dictKey = regexp.MustCompile(`\[\s*(?:'([^']*)'|"([^"]*)")\s*\]`)
 // dot are optional in the input and always present in the output, and bracketed quoted keys become
 // escaped fields, so that labels['app.kubernetes.io/name'] reads the one key it names.
 func Normalize(path string) string {
-	p := strings.TrimSpace(path)
+	p := trimUnescaped(path)
 	if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
-		p = strings.TrimSpace(p[1 : len(p)-1])
+		p = trimUnescaped(p[1 : len(p)-1])
 	}
 	p = strings.TrimPrefix(p, "$")
+	descent := strings.HasPrefix(p, "..")
 	p = strings.TrimPrefix(p, ".")
 	p = dictKey.ReplaceAllStringFunc(p, func(m string) string {
 		sub := dictKey.FindStringSubmatch(m)
 		key := sub[1] + sub[2]
 		return "." + escapeField(key)
 	})
+	if strings.HasPrefix(p, ".") && !descent {
+		// A leading ['key'] became .key: the path already starts at the root.
+		return "{" + p + "}"
+	}
 	return "{." + p + "}"
+}
+
+// trimUnescaped trims white space around s but keeps a trailing one escaped with a
+// backslash, which belongs to a field name (so Normalize is idempotent).
+func trimUnescaped(s string) string {
+	s = strings.TrimLeft(s, " \t\n\r")
+	for len(s) > 0 && strings.ContainsRune(" \t\n\r", rune(s[len(s)-1])) {
+		if len(s) > 1 && s[len(s)-2] == '\\' {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // escapeField escapes the characters client-go's parser ends a field name at.
