@@ -136,6 +136,9 @@ func Normalize(path string) string {
 	p = dictKey.ReplaceAllStringFunc(p, func(m string) string {
 		sub := dictKey.FindStringSubmatch(m)
 		key := sub[1] + sub[2]
+		if key == "" {
+			return m // no field name can spell an empty key; left for the parser to refuse
+		}
 		return "." + escapeField(key)
 	})
 	if strings.HasPrefix(p, ".") && !descent {
