@@ -542,10 +542,13 @@ func isTransient(err error) bool {
 	if errors.Is(err, errNotStampable) {
 		return false
 	}
-	// Server-side apply reports a value of the wrong type (a number where the schema
-	// wants a string) as an internal error, though only the template can fix it.
-	if strings.Contains(err.Error(), "failed to create typed patch object") {
-		return false
+	// The API server reports some invalid objects as internal errors: a value of the
+	// wrong type for server-side apply, or data it cannot convert (a Secret's data
+	// that is not base64). Only the template can fix those.
+	for _, userError := range []string{"failed to create typed patch object", "failed to convert new object"} {
+		if strings.Contains(err.Error(), userError) {
+			return false
+		}
 	}
 	switch {
 	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err),

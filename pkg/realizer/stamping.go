@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +25,15 @@ func selectSupplyChain(owner map[string]any, chains []v1alpha1.ClusterSupplyChai
 	}
 	sel := selector.Select(selector.WorkloadTerms, selector.NewOwner(owner), candidates)
 	cond := metav1.Condition{Type: v1alpha1.ConditionSupplyChainReady, Status: metav1.ConditionFalse, Reason: sel.Reason, Message: sel.Message}
+	if sel.Reason == v1alpha1.ReasonSupplyChainNotFound && len(sel.Errors) > 0 {
+		// A supply chain whose selector cannot be evaluated was skipped; it may be the
+		// one meant for this Workload, so say which and why.
+		msgs := make([]string, len(sel.Errors))
+		for i, err := range sel.Errors {
+			msgs[i] = err.Error()
+		}
+		cond.Message += "; skipped supply chains with invalid selectors: " + strings.Join(msgs, "; ")
+	}
 	i := slices.IndexFunc(chains, func(sc v1alpha1.ClusterSupplyChain) bool { return sc.Name == sel.Name })
 	if sel.Name == "" || i < 0 {
 		return nil, cond
