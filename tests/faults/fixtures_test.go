@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+
+	"github.com/surveyor-dev/surveyor/tests/harness"
 )
 
 // caseLabel selects a test's Workloads into its own supply chain.
@@ -32,7 +34,7 @@ func newNamespace(t *testing.T, prefix string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k8s.Delete(ctx, ns) })
-	createAll(t,
+	env.CreateAll(ctx, t,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name}},
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name},
@@ -48,28 +50,6 @@ func newNamespace(t *testing.T, prefix string) string {
 	return ns.Name
 }
 
-// createAll creates the objects and deletes the cluster-scoped ones after the test.
-func createAll(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := k8s.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-		if o.GetNamespace() == "" {
-			t.Cleanup(func() { _ = k8s.Delete(ctx, o) })
-		}
-	}
-}
-
-func rawTemplate(t *testing.T, j string) v1alpha1.TemplateObject {
-	t.Helper()
-	var obj v1alpha1.TemplateObject
-	if err := obj.UnmarshalJSON([]byte(j)); err != nil {
-		t.Fatal(err)
-	}
-	return obj
-}
-
 // stampsPerWorkload is how many ConfigMaps configMapChain stamps for each Workload.
 const stampsPerWorkload = 2
 
@@ -78,12 +58,12 @@ const stampsPerWorkload = 2
 // ClusterTemplate that consumes it). It selects Workloads labelled caseLabel=name.
 func configMapChain(t *testing.T, name string) {
 	t.Helper()
-	createAll(t,
+	env.CreateAll(ctx, t,
 		&v1alpha1.ClusterConfigTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-config"},
 			Spec: v1alpha1.ClusterConfigTemplateSpec{
 				ConfigPath: ".data.config",
-				TemplateSpec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{
+				TemplateSpec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
 					"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": {"name": "$(workload.metadata.name)$-config"},
 					"data": {"config": "$(workload.spec.source.git.url)$"}}`)},
@@ -91,7 +71,7 @@ func configMapChain(t *testing.T, name string) {
 		},
 		&v1alpha1.ClusterTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-app"},
-			Spec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{
+			Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
 				"apiVersion": "v1", "kind": "ConfigMap",
 				"metadata": {"name": "$(workload.metadata.name)$-app"},
 				"data": {"source": "$(config)$", "mode": "stamped"}}`)},

@@ -180,3 +180,27 @@ func (b *SyncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// CreateAll creates the objects with the admin client and deletes the cluster-scoped
+// ones when the test ends (namespaced ones go with their test's namespace).
+func (e *Env) CreateAll(ctx context.Context, t testing.TB, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := e.Client.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+		if o.GetNamespace() == "" {
+			t.Cleanup(func() { _ = e.Client.Delete(ctx, o) })
+		}
+	}
+}
+
+// RawTemplate is a template object from its JSON, for building templates in Go.
+func RawTemplate(t testing.TB, j string) cartov1alpha1.TemplateObject {
+	t.Helper()
+	var obj cartov1alpha1.TemplateObject
+	if err := obj.UnmarshalJSON([]byte(j)); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}

@@ -19,6 +19,8 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+
+	"github.com/surveyor-dev/surveyor/tests/harness"
 )
 
 // A converged Workload costs nothing: reconciles forced after it is Ready write
@@ -28,12 +30,12 @@ func TestRealizerConvergedWorkloadCostsZeroWrites(t *testing.T) {
 	ns := newNamespace(t)
 	grantStamping(t, ns, "stamper", "configmaps")
 	name := "zero-writes"
-	createAll(t,
+	env.CreateAll(ctx, t,
 		&v1alpha1.ClusterSourceTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-source"},
 			Spec: v1alpha1.ClusterSourceTemplateSpec{
 				URLPath: ".data.url", RevisionPath: ".data.revision",
-				TemplateSpec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{
+				TemplateSpec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
 					"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": {"name": "$(workload.metadata.name)$-source"},
 					"data": {"url": "$(workload.spec.source.git.url)$", "revision": "$(workload.spec.source.git.ref.branch)$"}}`)},
@@ -43,7 +45,7 @@ func TestRealizerConvergedWorkloadCostsZeroWrites(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-app"},
 			Spec: v1alpha1.TemplateSpec{
 				Params: []v1alpha1.TemplateParam{{Name: "replicas", Default: apiextensionsv1.JSON{Raw: []byte("2")}}},
-				Template: rawTemplate(t, `{
+				Template: harness.RawTemplate(t, `{
 					"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": {"name": "$(workload.metadata.name)$-app", "labels": {"app": "$(workload.metadata.name)$"}},
 					"data": {"source": "$(source.url)$@$(source.revision)$", "replicas": "$(params.replicas)$ replicas"}}`),
@@ -68,7 +70,7 @@ func TestRealizerConvergedWorkloadCostsZeroWrites(t *testing.T) {
 			Source:             &v1alpha1.Source{Git: &v1alpha1.GitSource{URL: "https://example.com/app.git", Ref: &v1alpha1.GitRef{Branch: "main"}}},
 		},
 	}
-	createAll(t, wl)
+	env.CreateAll(ctx, t, wl)
 	waitReady(t, wl)
 
 	app := &corev1.ConfigMap{}
@@ -112,7 +114,7 @@ func TestRealizerConvergedWorkloadCostsZeroWrites(t *testing.T) {
 // in the namespace.
 func grantStamping(t *testing.T, ns, sa string, resources ...string) {
 	t.Helper()
-	createAll(t,
+	env.CreateAll(ctx, t,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}},
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns},
@@ -125,28 +127,6 @@ func grantStamping(t *testing.T, ns, sa string, resources ...string) {
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}},
 		},
 	)
-}
-
-// createAll creates the objects and deletes the cluster-scoped ones after the test.
-func createAll(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := k8sClient.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-		if o.GetNamespace() == "" {
-			t.Cleanup(func() { _ = k8sClient.Delete(ctx, o) })
-		}
-	}
-}
-
-func rawTemplate(t *testing.T, j string) v1alpha1.TemplateObject {
-	t.Helper()
-	var obj v1alpha1.TemplateObject
-	if err := obj.UnmarshalJSON([]byte(j)); err != nil {
-		t.Fatal(err)
-	}
-	return obj
 }
 
 // waitReady waits for the Workload's Ready condition to be True at its generation.

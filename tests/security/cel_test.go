@@ -13,6 +13,8 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/health"
+
+	"github.com/surveyor-dev/surveyor/tests/harness"
 )
 
 const (
@@ -101,7 +103,7 @@ func TestExpensiveCELIsCutOff(t *testing.T) {
 				HealthyConditionRule: rule,
 				ConditionRules:       rules,
 				Params:               []v1alpha1.TemplateParam{{Name: "data", Default: apiextensionsv1.JSON{Raw: data}}},
-				Template: rawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
+				Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": {"name": "$(workload.metadata.name)$-cm"}, "data": "$(params.data)$"}`),
 			},
 		}
@@ -120,7 +122,7 @@ func TestExpensiveCELIsCutOff(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			createAll(t, tc.template)
+			env.CreateAll(ctx, t, tc.template)
 			chain(t, tc.template.Name, nil, resource(tc.resource, v1alpha1.KindClusterTemplate, tc.template.Name))
 			start := time.Now()
 			wl := workload(t, ns, tc.resource, tc.template.Name, "stamper")
@@ -140,7 +142,7 @@ func TestExpensiveCELIsCutOff(t *testing.T) {
 	}
 
 	// The controller is not stuck behind them: a plain Workload is realized as usual.
-	createAll(t, tpl(name+"-plain", nil, nil))
+	env.CreateAll(ctx, t, tpl(name+"-plain", nil, nil))
 	chain(t, name+"-plain", nil, resource("plain", v1alpha1.KindClusterTemplate, name+"-plain"))
 	start := time.Now()
 	wl := workload(t, ns, "plain", name+"-plain", "stamper")

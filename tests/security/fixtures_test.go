@@ -28,28 +28,15 @@ func newNamespace(t *testing.T, prefix string) string {
 	return ns.Name
 }
 
-// createAll creates the objects and deletes the cluster-scoped ones after the test.
-func createAll(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := k8s.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-		if o.GetNamespace() == "" {
-			t.Cleanup(func() { _ = k8s.Delete(ctx, o) })
-		}
-	}
-}
-
 // serviceAccount creates a ServiceAccount in ns, bound (if resources are given) to a
 // Role that may do anything to those core resources in ns, and nowhere else.
 func serviceAccount(t *testing.T, ns, name string, resources ...string) {
 	t.Helper()
-	createAll(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
+	env.CreateAll(ctx, t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
 	if len(resources) == 0 {
 		return
 	}
-	createAll(t,
+	env.CreateAll(ctx, t,
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: resources,
@@ -63,20 +50,11 @@ func serviceAccount(t *testing.T, ns, name string, resources ...string) {
 	)
 }
 
-func rawTemplate(t *testing.T, j string) v1alpha1.TemplateObject {
-	t.Helper()
-	var obj v1alpha1.TemplateObject
-	if err := obj.UnmarshalJSON([]byte(j)); err != nil {
-		t.Fatal(err)
-	}
-	return obj
-}
-
 // chain creates a supply chain named name with the given resources, stamping as sa (nil:
 // the Workload's own account), and selecting Workloads labelled caseLabel=name.
 func chain(t *testing.T, name string, sa *v1alpha1.ServiceAccountRef, resources ...v1alpha1.SupplyChainResource) {
 	t.Helper()
-	createAll(t, &v1alpha1.ClusterSupplyChain{
+	env.CreateAll(ctx, t, &v1alpha1.ClusterSupplyChain{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1alpha1.ClusterSupplyChainSpec{
 			OwnerSelector:     v1alpha1.OwnerSelector{Selector: map[string]string{caseLabel: name}},
@@ -103,7 +81,7 @@ func workload(t *testing.T, ns, name, chainName, sa string, params ...v1alpha1.O
 			Source:             &v1alpha1.Source{Git: &v1alpha1.GitSource{URL: "https://example.com/" + name + ".git"}},
 		},
 	}
-	createAll(t, wl)
+	env.CreateAll(ctx, t, wl)
 	return wl
 }
 

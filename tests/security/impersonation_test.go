@@ -21,7 +21,7 @@ import (
 func configMapTemplate(t *testing.T, name string) *v1alpha1.ClusterTemplate {
 	return &v1alpha1.ClusterTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{
+		Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
 			"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": {"name": "$(workload.metadata.name)$-cm"},
 			"data": {"url": "$(workload.spec.source.git.url)$"}}`)},
@@ -35,7 +35,7 @@ func configMapTemplate(t *testing.T, name string) *v1alpha1.ClusterTemplate {
 func TestStampingWithoutRightsCreatesNothing(t *testing.T) {
 	ns := newNamespace(t, "sec-norights")
 	const name = "sec-norights"
-	createAll(t, configMapTemplate(t, name))
+	env.CreateAll(ctx, t, configMapTemplate(t, name))
 	chain(t, name, nil, resource("cm", v1alpha1.KindClusterTemplate, name))
 	serviceAccount(t, ns, "nobody")
 
@@ -78,13 +78,13 @@ func TestStampingStaysInWorkloadNamespace(t *testing.T) {
 		tpl := fmt.Sprintf(`{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": {"name": "$(workload.metadata.name)$-cm", "namespace": %q}}`, nsB)
 		for _, obj := range []client.Object{
-			&v1alpha1.ClusterTemplate{ObjectMeta: metav1.ObjectMeta{Name: "sec-ns-set"}, Spec: v1alpha1.TemplateSpec{Template: rawTemplate(t, tpl)}},
+			&v1alpha1.ClusterTemplate{ObjectMeta: metav1.ObjectMeta{Name: "sec-ns-set"}, Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, tpl)}},
 			&v1alpha1.ClusterConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: "sec-ns-set"}, Spec: v1alpha1.ClusterConfigTemplateSpec{
-				ConfigPath: ".data", TemplateSpec: v1alpha1.TemplateSpec{Template: rawTemplate(t, tpl)}}},
+				ConfigPath: ".data", TemplateSpec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, tpl)}}},
 			&v1alpha1.ClusterSourceTemplate{ObjectMeta: metav1.ObjectMeta{Name: "sec-ns-set"}, Spec: v1alpha1.ClusterSourceTemplateSpec{
-				URLPath: ".data.url", RevisionPath: ".data.rev", TemplateSpec: v1alpha1.TemplateSpec{Template: rawTemplate(t, tpl)}}},
+				URLPath: ".data.url", RevisionPath: ".data.rev", TemplateSpec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, tpl)}}},
 			&v1alpha1.ClusterImageTemplate{ObjectMeta: metav1.ObjectMeta{Name: "sec-ns-set"}, Spec: v1alpha1.ClusterImageTemplateSpec{
-				ImagePath: ".data.image", TemplateSpec: v1alpha1.TemplateSpec{Template: rawTemplate(t, tpl)}}},
+				ImagePath: ".data.image", TemplateSpec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, tpl)}}},
 		} {
 			err := k8s.Create(ctx, obj)
 			if err == nil {
@@ -124,7 +124,7 @@ func TestStampingStaysInWorkloadNamespace(t *testing.T) {
 
 	t.Run("rights in one namespace do not reach another", func(t *testing.T) {
 		const name = "sec-ns-sa"
-		createAll(t, configMapTemplate(t, name))
+		env.CreateAll(ctx, t, configMapTemplate(t, name))
 		// Every Workload of this supply chain stamps as stamper from namespace A.
 		chain(t, name, &v1alpha1.ServiceAccountRef{Name: "stamper", Namespace: nsA}, resource("cm", v1alpha1.KindClusterTemplate, name))
 
@@ -178,22 +178,22 @@ func TestClusterScopedKindsAreRefused(t *testing.T) {
 	ns := newNamespace(t, "sec-cluster")
 	const name = "sec-cluster"
 	serviceAccount(t, ns, "admin")
-	createAll(t, &rbacv1.ClusterRoleBinding{
+	env.CreateAll(ctx, t, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: ns + "-admin"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "admin", Namespace: ns}},
 	})
-	createAll(t,
+	env.CreateAll(ctx, t,
 		&v1alpha1.ClusterTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-role"},
-			Spec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{
+			Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
 				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
 				"metadata": {"name": "$(workload.metadata.name)$-escalated"},
 				"rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]}`)},
 		},
 		&v1alpha1.ClusterTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-namespace"},
-			Spec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{
+			Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
 				"apiVersion": "v1", "kind": "Namespace",
 				"metadata": {"name": "$(workload.metadata.name)$-ns"}}`)},
 		},

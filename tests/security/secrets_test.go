@@ -22,6 +22,8 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+
+	"github.com/surveyor-dev/surveyor/tests/harness"
 )
 
 // secretValue is what the stamped Secrets hold; neither it nor its base64 form may appear
@@ -68,13 +70,13 @@ func TestSecretDataNeverReachesStatus(t *testing.T) {
 				TemplateSpec: v1alpha1.TemplateSpec{
 					HealthyConditionRule: rule,
 					ConditionRules:       rules,
-					Template: rawTemplate(t, `{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+					Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
 						"metadata": {"name": "$(workload.metadata.name)$-`+name+`"}, "data": `+data+`}`),
 				},
 			},
 		}
 	}
-	createAll(t,
+	env.CreateAll(ctx, t,
 		secretTemplate(name+"-ok", `{"token": "`+encoded+`"}`),
 		secretTemplate(name+"-revoked", `{"token": "`+encoded+`", "revoked": "eWVz"}`),
 	)
@@ -168,7 +170,7 @@ func TestSecretRedactionControl(t *testing.T) {
 	const name = "sec-secret-control"
 	serviceAccount(t, ns, "stamper", "configmaps")
 	encoded := base64.StdEncoding.EncodeToString([]byte(secretValue))
-	createAll(t, &v1alpha1.ClusterConfigTemplate{
+	env.CreateAll(ctx, t, &v1alpha1.ClusterConfigTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1alpha1.ClusterConfigTemplateSpec{
 			ConfigPath: ".data.token",
@@ -182,7 +184,7 @@ func TestSecretRedactionControl(t *testing.T) {
 						FieldSelectorRequirement: v1alpha1.FieldSelectorRequirement{Key: ".data.revoked", Operator: v1alpha1.FieldSelectorOpExists},
 					}}},
 				}},
-				Template: rawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
+				Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": {"name": "$(workload.metadata.name)$-cm"}, "data": {"token": "`+encoded+`"}}`),
 			},
 		},
@@ -207,17 +209,17 @@ func TestSecretDerivedOutputsAreRedacted(t *testing.T) {
 	const name = "sec-derived"
 	serviceAccount(t, ns, "stamper", "secrets", "configmaps")
 	encoded := base64.StdEncoding.EncodeToString([]byte(secretValue))
-	createAll(t,
+	env.CreateAll(ctx, t,
 		&v1alpha1.ClusterConfigTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-secret"},
 			Spec: v1alpha1.ClusterConfigTemplateSpec{ConfigPath: ".data.token", TemplateSpec: v1alpha1.TemplateSpec{
-				Template: rawTemplate(t, `{"apiVersion": "v1", "kind": "Secret",
+				Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "Secret",
 					"metadata": {"name": "$(workload.metadata.name)$-secret"}, "data": {"token": "`+encoded+`"}}`)}},
 		},
 		&v1alpha1.ClusterConfigTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-copy"},
 			Spec: v1alpha1.ClusterConfigTemplateSpec{ConfigPath: ".data.copied", TemplateSpec: v1alpha1.TemplateSpec{
-				Template: rawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
+				Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": {"name": "$(workload.metadata.name)$-copy"}, "data": {"copied": "$(config)$"}}`)}},
 		},
 	)
@@ -241,9 +243,9 @@ func TestSecretFromStringDataIsNotReapplied(t *testing.T) {
 	ns := newNamespace(t, "sec-stringdata")
 	const name = "sec-stringdata"
 	serviceAccount(t, ns, "stamper", "secrets")
-	createAll(t, &v1alpha1.ClusterTemplate{
+	env.CreateAll(ctx, t, &v1alpha1.ClusterTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.TemplateSpec{Template: rawTemplate(t, `{"apiVersion": "v1", "kind": "Secret",
+		Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "Secret",
 			"metadata": {"name": "$(workload.metadata.name)$-secret"}, "stringData": {"token": "`+secretValue+`"}}`)},
 	})
 	chain(t, name, nil, resource("creds", v1alpha1.KindClusterTemplate, name))
