@@ -1,0 +1,373 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/surveyor-dev/surveyor/hack/cluster"
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+const (
+	controllerNamespace = "surveyor-system"
+	controllerAccount   = "surveyor-controller"
+	// stamperAccount is the ServiceAccount stamping runs as (the supply chain's
+	// serviceAccountRef), bound to an ordinary Role in each namespace it stamps into.
+	stamperAccount     = "bench-stamper"
+	benchNamespace     = "bench"
+	floorNamespace     = "bench-floor"
+	isolationNamespace = "bench-isolation"
+	// chainLabel selects the bench supply chain; floor Workloads carry another value,
+	// so even a running controller would not realize them.
+	chainLabel = "bench.surveyor.dev/chain"
+)
+
+//go:embed supplychain.yaml
+var supplyChainYAML []byte
+
+// scheme knows the built-in kinds and carto.run.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// env is one benchmark run's cluster and controller.
+type env struct {
+	opts *options
+	c    *cluster.Cluster
+	// admin is a system:masters client (exempt from API Priority and Fairness, so
+	// its requests never land in the bench FlowSchemas); adminHTTP reads /metrics.
+	admin     client.WithWatch
+	adminHTTP *http.Client
+	// controllerConfig authenticates as the controller's ServiceAccount.
+	controllerConfig     *rest.Config
+	controllerKubeconfig string
+
+	logf func(string, ...any)
+
+	// Filled by startController.
+	pid                  int
+	metricsURL, pprofURL string
+}
+
+// newEnv starts the cluster and installs the CRDs, the controller's RBAC, the bench
+// namespaces with the stamping ServiceAccount, and the counting FlowSchemas.
+func newEnv(ctx context.Context, opts *options, logf func(string, ...any)) (_ *env, err error) {
+	clusterLog := &prefixWriter{w: os.Stderr, prefix: "  cluster: ", quiet: !opts.verbose}
+	dir := ""
+	if opts.dir != "" {
+		if dir, err = filepath.Abs(opts.dir); err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+	}
+	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, Log: clusterLog})
+	if err != nil {
+		return nil, err
+	}
+	e := &env{opts: opts, c: c, logf: logf}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if err := cluster.Apply(ctx, c.Config, "config/crd/bases", "config/rbac"); err != nil {
+		return nil, fmt.Errorf("installing CRDs and RBAC: %w", err)
+	}
+	adminCfg := rest.CopyConfig(c.Config)
+	adminCfg.QPS, adminCfg.Burst = float32(opts.createQPS), 2*int(opts.createQPS)
+	if e.admin, err = client.NewWithWatch(adminCfg, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+	if e.adminHTTP, err = rest.HTTPClientFor(c.Config); err != nil {
+		return nil, err
+	}
+	for _, ns := range []string{benchNamespace, floorNamespace} {
+		if err := e.createStamper(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.createFlowSchemas(ctx); err != nil {
+		return nil, err
+	}
+	if e.controllerKubeconfig, err = c.ServiceAccountKubeconfig(ctx, controllerNamespace, controllerAccount); err != nil {
+		return nil, err
+	}
+	if e.controllerConfig, err = clientcmd.BuildConfigFromFlags("", e.controllerKubeconfig); err != nil {
+		return nil, err
+	}
+	logf("cluster up (%s)", c.Dir)
+	return e, nil
+}
+
+func (e *env) stop() { e.c.Stop() }
+
+// createStamper makes a namespace with the stamping ServiceAccount and an ordinary
+// Role (ConfigMaps and Services only) bound to it, and waits until RBAC allows it.
+func (e *env) createStamper(ctx context.Context, ns string) error {
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: stamperAccount, Namespace: ns}},
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: stamperAccount, Namespace: ns},
+			Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{""}, Resources: []string{"configmaps", "services"},
+				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"},
+			}},
+		},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: stamperAccount, Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: stamperAccount},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: stamperAccount, Namespace: ns}},
+		},
+	}
+	for _, o := range objs {
+		if err := e.admin.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %T %s/%s: %w", o, ns, o.GetName(), err)
+		}
+	}
+	// The authorizer's informers lag the write; stamping before they catch up would
+	// start the benchmark with denials.
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               serviceAccountUser(ns, stamperAccount),
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "patch", Resource: "services"},
+		}}
+		if err := e.admin.Create(ctx, sar); err != nil {
+			return false, nil
+		}
+		return sar.Status.Allowed, nil
+	})
+}
+
+func serviceAccountUser(ns, name string) string { return "system:serviceaccount:" + ns + ":" + name }
+
+// controllerMetrics are the controller's own metric families the benchmark reads.
+var controllerMetrics = []string{
+	"controller_runtime_reconcile_total", "workqueue_adds_total", "rest_client_requests_total",
+	"go_memstats_heap_inuse_bytes", "go_goroutines",
+}
+
+func (e *env) scrapeController(ctx context.Context) (metrics, error) {
+	return scrapeURL(ctx, http.DefaultClient, e.metricsURL, controllerMetrics...)
+}
+
+// startController launches bin/surveyor as its ServiceAccount with the benchmark's
+// client settings and its metrics and pprof endpoints on loopback, and waits until it
+// is ready.
+func (e *env) startController(ctx context.Context) error {
+	ports := make([]int, 3)
+	for i := range ports {
+		p, err := cluster.FreePort()
+		if err != nil {
+			return err
+		}
+		ports[i] = p
+	}
+	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
+	args := []string{
+		"--kubeconfig=" + e.controllerKubeconfig,
+		"--metrics-bind-address=" + addr(ports[0]),
+		"--health-probe-bind-address=" + addr(ports[1]),
+		"--pprof-bind-address=" + addr(ports[2]),
+		"--kube-api-qps=" + strconv.FormatFloat(e.opts.qps, 'f', -1, 64),
+		"--kube-api-burst=" + strconv.Itoa(e.opts.burst),
+		"--max-concurrent-reconciles=" + strconv.Itoa(e.opts.concurrency),
+	}
+	if e.opts.leaderElect {
+		args = append(args, "--leader-elect", "--leader-election-namespace="+controllerNamespace)
+	}
+	args = append(args, strings.Fields(e.opts.controllerArgs)...)
+	bin := e.opts.controller
+	if env := strings.Fields(e.opts.controllerEnv); len(env) > 0 {
+		// env(1) execs the controller in its own process, so the pid stays the
+		// controller's, and the variables reach the controller alone, not the control
+		// plane started from this process's environment.
+		args = append(append(env, bin), args...)
+		bin = "/usr/bin/env"
+	}
+	if err := e.c.Launch(ctx, "surveyor", bin, args...); err != nil {
+		return err
+	}
+	e.pid = e.c.Pid("surveyor")
+	e.metricsURL = "http://" + addr(ports[0]) + "/metrics"
+	e.pprofURL = "http://" + addr(ports[2]) + "/debug/pprof"
+	readyz := "http://" + addr(ports[1]) + "/readyz"
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		resp, err := http.Get(readyz)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("controller never became ready (see %s): %w", e.c.LogPath("surveyor"), err)
+	}
+	return nil
+}
+
+// applySupplyChain installs the bench templates and supply chain and waits until the
+// controller reports the supply chain Ready, which also proves the controller (and,
+// with leader election, its lease) is up.
+func (e *env) applySupplyChain(ctx context.Context) error {
+	path := filepath.Join(e.c.Dir, "bench-supplychain.yaml")
+	if err := os.WriteFile(path, supplyChainYAML, 0o644); err != nil {
+		return err
+	}
+	if err := cluster.Apply(ctx, e.c.Config, path); err != nil {
+		return fmt.Errorf("applying the bench supply chain: %w", err)
+	}
+	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		sc := &v1alpha1.ClusterSupplyChain{}
+		if err := e.admin.Get(ctx, client.ObjectKey{Name: "bench"}, sc); err != nil {
+			return false, nil
+		}
+		ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+		return ready != nil && ready.Status == metav1.ConditionTrue && sc.Status.ObservedGeneration == sc.Generation, nil
+	})
+}
+
+// removeFloor deletes the floor namespace so that nothing of it is left to perturb
+// the measured run. The stamped objects go first: deleting Workloads whose dependents
+// still exist would hand kube-controller-manager's garbage collector thousands of
+// dependents to look up one by one at its own QPS, well into the convergence window.
+func (e *env) removeFloor(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, kind := range []string{"ConfigMap", "Service"} {
+		if err := e.deleteStamped(ctx, floorNamespace, kind); err != nil {
+			return fmt.Errorf("deleting the floor's %ss: %w", kind, err)
+		}
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}}
+	if err := e.admin.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		err := e.admin.Get(ctx, client.ObjectKey{Name: floorNamespace}, &corev1.Namespace{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for namespace %s to go: %w", floorNamespace, err)
+	}
+	return e.waitQuiet(ctx)
+}
+
+// deleteStamped deletes the objects of a core kind carrying Surveyor's labels in ns
+// and waits until they are gone. A collection delete of thousands of objects (Services
+// are slow to delete: their cluster IPs are released one by one) can outlast the API
+// server's request timeout, which stops it part-way, so it is repeated until nothing
+// is left. An API server without collection deletes for the kind gets one delete per
+// object.
+func (e *env) deleteStamped(ctx context.Context, ns, kind string) error {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind + "List"))
+	stamped := client.HasLabels{v1alpha1.LabelResourceName}
+	for {
+		if err := e.admin.List(ctx, list, client.InNamespace(ns), stamped, client.Limit(1)); err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return nil
+		}
+		err := e.admin.DeleteAllOf(ctx, obj, client.InNamespace(ns), stamped)
+		switch {
+		case err == nil, apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
+		case apierrors.IsMethodNotSupported(err):
+			if err := e.admin.List(ctx, list, client.InNamespace(ns), stamped); err != nil {
+				return err
+			}
+			for i := range list.Items {
+				if err := e.admin.Delete(ctx, &list.Items[i]); err != nil && !apierrors.IsNotFound(err) {
+					return err
+				}
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// waitQuiet waits until the API server serves fewer than quietRate requests per second
+// (every client; the control plane's own heartbeats are a few per second), so that the
+// measured run starts on an idle server.
+func (e *env) waitQuiet(ctx context.Context) error {
+	const quietRate, poll = 15.0, 2 * time.Second
+	prev, err := e.scrapeAPIServer(ctx)
+	if err != nil {
+		return err
+	}
+	quiet := 0
+	var rate float64
+	for quiet < 2 {
+		select {
+		case <-time.After(poll):
+		case <-ctx.Done():
+			return fmt.Errorf("the API server never went quiet (last %.0f requests/s): %w", rate, ctx.Err())
+		}
+		cur, err := e.scrapeAPIServer(ctx)
+		if err != nil {
+			return err
+		}
+		rate = (cur.sum("apiserver_request_total", nil) - prev.sum("apiserver_request_total", nil)) / poll.Seconds()
+		if rate < quietRate {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		prev = cur
+	}
+	e.logf("API server quiet (%.1f requests/s)", rate)
+	return nil
+}
+
+// prefixWriter writes each line with a prefix, or nothing when quiet.
+type prefixWriter struct {
+	w      *os.File
+	prefix string
+	quiet  bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if p.quiet {
+		return len(b), nil
+	}
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if line != "" {
+			fmt.Fprint(p.w, p.prefix+line)
+		}
+	}
+	return len(b), nil
+}

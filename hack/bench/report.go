@@ -1,0 +1,405 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// runResult is everything one run measured; phases that were skipped are nil.
+type runResult struct {
+	N           int                `json:"n"`
+	ClusterDir  string             `json:"clusterDir,omitempty"`
+	Floor       *floorResult       `json:"floor,omitempty"`
+	Convergence *convergenceResult `json:"convergence"`
+	Settle      *settleResult      `json:"settle,omitempty"`
+	Rest        *restResult        `json:"rest,omitempty"`
+	Propagation *propagationResult `json:"propagation,omitempty"`
+	Isolation   *isolationResult   `json:"isolation,omitempty"`
+	Profile     *profileResult     `json:"profile,omitempty"`
+}
+
+// figure is one reported number and, where the issue sets one, its target.
+type figure struct {
+	Key    string    `json:"key"`
+	Label  string    `json:"label"`
+	Unit   string    `json:"unit"`
+	Values []float64 `json:"values"`
+	Median float64   `json:"median"`
+	Target string    `json:"target,omitempty"`
+	// Met is set when the target applies at this N; it judges the median.
+	Met *bool `json:"met,omitempty"`
+}
+
+// figureDef says how to read a figure from a run and how to judge it.
+type figureDef struct {
+	key, label, unit, target string
+	value                    func(r *runResult) (float64, bool)
+	met                      func(v float64) bool
+	// atN limits the target to one N (the issue sets several for N=1000 only).
+	atN int
+}
+
+var figureDefs = []figureDef{
+	{key: "convergence", label: "Convergence: first create → all Ready", unit: "s",
+		value: func(r *runResult) (float64, bool) { return r.Convergence.Seconds, true }},
+	{key: "floor", label: "Floor: plain client, same writes, QPS, workers", unit: "s",
+		value: func(r *runResult) (float64, bool) {
+			if r.Floor == nil {
+				return 0, false
+			}
+			return r.Floor.Seconds, true
+		}},
+	{key: "ratio", label: "Convergence / floor", unit: "×", target: "≤ 1.5× at N=1000", atN: 1000,
+		value: func(r *runResult) (float64, bool) { return r.Convergence.RatioToFloor, r.Floor != nil },
+		met:   func(v float64) bool { return v <= 1.5 }},
+	{key: "machineBusy", label: "Machine CPU busy while converging (all processes)", unit: "%",
+		value: func(r *runResult) (float64, bool) { return 100 * r.Convergence.MachineBusy, true }},
+	{key: "perWorkload", label: "Time per Workload", unit: "ms",
+		value: func(r *runResult) (float64, bool) { return r.Convergence.PerWorkloadMs, true }},
+	{key: "readyP50", label: "Half the Workloads Ready", unit: "s",
+		value: func(r *runResult) (float64, bool) { return r.Convergence.ReadyP50Seconds, true }},
+	{key: "requestsPerWorkload", label: "API requests per Workload, converging (all verbs, discovery incl.)", unit: "", target: "≤ 8",
+		value: func(r *runResult) (float64, bool) { return r.Convergence.RequestsPerWorkload, true },
+		met:   func(v float64) bool { return v <= 8 }},
+	{key: "requestsPerWorkloadUntilQuiet", label: "  including the tail after the last Ready (events)", unit: "", target: "≤ 8",
+		value: func(r *runResult) (float64, bool) {
+			if r.Settle == nil {
+				return 0, false
+			}
+			return r.Convergence.RequestsPerWorkload + r.Settle.Requests.all(false)/float64(r.N), true
+		},
+		met: func(v float64) bool { return v <= 8 }},
+	{key: "writesPerWorkload", label: "  writes per Workload, converging", unit: "",
+		value: func(r *runResult) (float64, bool) { return r.Convergence.WritesPerWorkload, true }},
+	{key: "reconcilesPerWorkload", label: "Reconciles per Workload, converging", unit: "",
+		value: func(r *runResult) (float64, bool) { return r.Convergence.ReconcilesPerWorkload, true }},
+	{key: "cpu", label: "Controller CPU to converge", unit: "s", target: "≤ 4 s at N=1000", atN: 1000,
+		value: func(r *runResult) (float64, bool) { return r.Convergence.ControllerCPUSeconds, true },
+		met:   func(v float64) bool { return v <= 4 }},
+	{key: "peakRSS", label: "Controller peak RSS (VmHWM)", unit: "MiB", target: "< 100 MiB at N=1000", atN: 1000,
+		value: func(r *runResult) (float64, bool) { return r.Convergence.PeakRSSMiB, true },
+		met:   func(v float64) bool { return v < 100 }},
+	{key: "settle", label: "Controller still busy after last Ready", unit: "s",
+		value: func(r *runResult) (float64, bool) {
+			if r.Settle == nil {
+				return 0, false
+			}
+			return r.Settle.Seconds, true
+		}},
+	{key: "restWrites", label: "At rest: writes in the window (leader election aside)", unit: "", target: "0",
+		value: func(r *runResult) (float64, bool) {
+			if r.Rest == nil {
+				return 0, false
+			}
+			return r.Rest.Writes, true
+		},
+		met: func(v float64) bool { return v == 0 }},
+	{key: "restRPS", label: "At rest: requests/s (leader election aside)", unit: "/s", target: "< 0.5",
+		value: func(r *runResult) (float64, bool) {
+			if r.Rest == nil {
+				return 0, false
+			}
+			return r.Rest.RequestsPerSecond, true
+		},
+		met: func(v float64) bool { return v < 0.5 }},
+	{key: "restRPSWithLease", label: "At rest: requests/s with leader election", unit: "/s",
+		value: func(r *runResult) (float64, bool) {
+			if r.Rest == nil {
+				return 0, false
+			}
+			return r.Rest.RequestsPerSecondWithLease, true
+		}},
+	{key: "propagationP50", label: "Propagation: stamped object → owner ResourcesHealthy, p50", unit: "ms",
+		value: func(r *runResult) (float64, bool) {
+			if r.Propagation == nil {
+				return 0, false
+			}
+			return r.Propagation.P50Ms, true
+		}},
+	{key: "propagationP99", label: "Propagation p99", unit: "ms", target: "< 100 ms",
+		value: func(r *runResult) (float64, bool) {
+			if r.Propagation == nil {
+				return 0, false
+			}
+			return r.Propagation.P99Ms, true
+		},
+		met: func(v float64) bool { return v < 100 }},
+	{key: "isolationRSS", label: "RSS change with unrelated ConfigMaps", unit: "MiB", target: "< 10 MiB",
+		value: func(r *runResult) (float64, bool) {
+			if r.Isolation == nil {
+				return 0, false
+			}
+			return r.Isolation.RSSDeltaMiB, true
+		},
+		met: func(v float64) bool { return v < 10 }},
+	{key: "isolationHeap", label: "  heap in use, change", unit: "MiB",
+		value: func(r *runResult) (float64, bool) {
+			if r.Isolation == nil {
+				return 0, false
+			}
+			return r.Isolation.HeapAfterMiB - r.Isolation.HeapBeforeMiB, true
+		}},
+}
+
+// figures reads every defined figure from runs of the same N and judges the medians.
+func figures(runs []*runResult) []figure {
+	var out []figure
+	for _, d := range figureDefs {
+		f := figure{Key: d.key, Label: d.label, Unit: d.unit}
+		for _, r := range runs {
+			if v, ok := d.value(r); ok {
+				f.Values = append(f.Values, v)
+			}
+		}
+		if len(f.Values) == 0 {
+			continue
+		}
+		f.Median = median(f.Values)
+		if d.met != nil {
+			f.Target = d.target
+			if d.atN == 0 || d.atN == runs[0].N {
+				met := d.met(f.Median)
+				f.Met = &met
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// printFigures writes the summary table: one column per run, then the median.
+func printFigures(w io.Writer, n int, figs []figure) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	runs := 0
+	for _, f := range figs {
+		runs = max(runs, len(f.Values))
+	}
+	head := []string{fmt.Sprintf("N=%d", n)}
+	for i := range runs {
+		if runs > 1 {
+			head = append(head, fmt.Sprintf("run %d", i+1))
+		}
+	}
+	head = append(head, map[bool]string{true: "median", false: "value"}[runs > 1], "target", "")
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, f := range figs {
+		row := []string{f.Label}
+		if runs > 1 {
+			for i := range runs {
+				if i < len(f.Values) {
+					row = append(row, formatValue(f.Values[i], f.Unit))
+				} else {
+					row = append(row, "")
+				}
+			}
+		}
+		verdict := ""
+		if f.Met != nil {
+			verdict = map[bool]string{true: "ok", false: "MISSED"}[*f.Met]
+		}
+		row = append(row, formatValue(f.Median, f.Unit), f.Target, verdict)
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+}
+
+func formatValue(v float64, unit string) string {
+	var s string
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e6:
+		s = fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 100:
+		s = fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 10:
+		s = fmt.Sprintf("%.1f", v)
+	default:
+		s = fmt.Sprintf("%.2f", v)
+	}
+	if unit == "" {
+		return s
+	}
+	if unit == "×" || unit == "/s" {
+		return s + unit
+	}
+	return s + " " + unit
+}
+
+// printDetails writes one run's breakdowns: requests by identity and bucket, the API
+// server's own counts, reconcile results, and the profile's hottest functions.
+func printDetails(w io.Writer, r *runResult) {
+	c := r.Convergence
+	fmt.Fprintf(w, "\nRequests while converging, per Workload (N=%d), by identity (FlowSchema counts):\n", r.N)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	buckets := append([]string{}, verbBuckets...)
+	buckets = append(buckets, bucketDiscovery, bucketLease, bucketOther)
+	fmt.Fprintln(tw, "identity\t"+strings.Join(buckets, "\t")+"\ttotal")
+	for _, id := range identities {
+		row := []string{id.short}
+		for _, b := range buckets {
+			row = append(row, fmt.Sprintf("%.2f", c.Requests[id.short][b]/float64(r.N)))
+		}
+		row = append(row, fmt.Sprintf("%.2f", c.Requests.total(id.short)/float64(r.N)))
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nkube-apiserver apiserver_request_total while converging, per Workload (every client; the harness made N Workload creates):\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, k := range sortedKeys(c.APIServerRequests) {
+		if i == 15 || c.APIServerRequests[k] < float64(r.N)/100 {
+			break
+		}
+		fmt.Fprintf(tw, "  %s\t%.2f\n", k, c.APIServerRequests[k]/float64(r.N))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nMachine while converging: %.0f%% busy (the controller %.0f%% of it), load average %.1f at the end (%d cores)\n",
+		100*c.MachineBusy, 100*c.ControllerShare, c.LoadAverage, runtime.NumCPU())
+	fmt.Fprintf(w, "Workload reconciles by result: %s; controller client requests by method and code: %s\n",
+		formatCounts(c.Reconciles), formatCounts(c.ClientRequests))
+	if r.Settle != nil {
+		fmt.Fprintf(w, "After the last Ready the controller made %.0f more requests over %.1f s (%s)%s\n",
+			r.Settle.Requests.all(false), r.Settle.Seconds, bucketSummary(r.Settle.Requests),
+			map[bool]string{true: " and had not stopped when the settle timed out", false: ""}[r.Settle.TimedOut])
+		perWorkload := map[string]float64{}
+		for k, v := range r.Settle.Events {
+			perWorkload[k] = v / float64(r.N)
+		}
+		fmt.Fprintf(w, "Events recorded per Workload, by reason: %s\n", formatRates(perWorkload))
+	}
+	if r.Rest != nil {
+		fmt.Fprintf(w, "At rest over %.0f s: %s; controller CPU %.2f s; %0.f reconciles\n",
+			r.Rest.WindowSeconds, bucketSummary(r.Rest.Requests), r.Rest.ControllerCPUSeconds, r.Rest.Reconciles)
+	}
+	if p := r.Propagation; p != nil {
+		fmt.Fprintf(w, "Propagation over %d objects: to unhealthy p50 %.1f ms p99 %.1f ms; back to healthy p50 %.1f ms p99 %.1f ms; max %.1f ms; %d timeouts\n",
+			p.K, percentile(p.ToUnhealthyMs, 50), percentile(p.ToUnhealthyMs, 99),
+			percentile(p.ToHealthyMs, 50), percentile(p.ToHealthyMs, 99), p.MaxMs, p.Timeouts)
+	}
+	if i := r.Isolation; i != nil {
+		fmt.Fprintf(w, "Isolation: %d ConfigMaps created in %.0f s; VmRSS %.1f → %.1f MiB, heap in use %.1f → %.1f MiB; controller made %.0f requests and used %.2f s CPU meanwhile\n",
+			i.Objects, i.CreateSeconds, i.RSSBeforeMiB, i.RSSAfterMiB, i.HeapBeforeMiB, i.HeapAfterMiB, i.Requests, i.ControllerCPUSeconds)
+	}
+	if p := r.Profile; p != nil {
+		if p.CPUTop != "" {
+			fmt.Fprintf(w, "\nController CPU profile while converging (%s), top by flat time:\n%s", p.CPU, indent(headLines(p.CPUTop, 22)))
+		}
+		if p.CPUCum != "" {
+			fmt.Fprintf(w, "\nTop by cumulative time:\n%s", indent(headLines(p.CPUCum, 32)))
+		}
+		if p.HeapTop != "" {
+			fmt.Fprintf(w, "\nHeap in use after convergence (%s):\n%s", p.Heap, indent(headLines(p.HeapTop, 16)))
+		}
+		for _, e := range p.Errors {
+			fmt.Fprintf(w, "profile: %s\n", e)
+		}
+	}
+}
+
+// bucketSummary lists the non-zero buckets of every identity.
+func bucketSummary(r requestCounts) string {
+	var parts []string
+	for _, id := range identities {
+		for _, b := range sortedKeys(r[id.short]) {
+			if v := r[id.short][b]; v != 0 {
+				parts = append(parts, fmt.Sprintf("%s %s %.0f", id.short, b, v))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "no requests"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatCounts(m map[string]float64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s=%.0f", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+func formatRates(m map[string]float64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s=%.2f", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+func headLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "")
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
+}
+
+// median of vs (which it sorts a copy of); 0 for none.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := append([]float64{}, vs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// percentile is the nearest-rank p-th percentile of vs; 0 for none.
+func percentile(vs []float64, p float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := append([]float64{}, vs...)
+	sort.Float64s(s)
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[min(max(rank, 1), len(s))-1]
+}
+
+// report is what a benchmark writes to bench/results/<date>.json.
+type report struct {
+	Date   string `json:"date"`
+	Commit string `json:"commit,omitempty"`
+	// Controller is the measured binary's build info (see controllerBuild).
+	Controller string         `json:"controller"`
+	CPUs       int            `json:"cpus"`
+	Options    map[string]any `json:"options"`
+	Runs       []*runResult   `json:"runs"`
+	Figures    []figure       `json:"figures,omitempty"`
+	Scale      []scalePoint   `json:"scale,omitempty"`
+	Growth     float64        `json:"growth,omitempty"`
+	Failures   []string       `json:"failures,omitempty"`
+}
+
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
