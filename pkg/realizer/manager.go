@@ -70,13 +70,20 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	if err := (&SupplyChainReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return err
+	for _, kind := range blueprintKinds {
+		if err := (&BlueprintReconciler{client: mgr.GetClient(), kind: kind}).SetupWithManager(mgr); err != nil {
+			return err
+		}
 	}
 	for kind := range templateKinds {
 		if err := (&TemplateReconciler{Client: mgr.GetClient(), Kind: kind}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
-	return NewWorkloadReconciler(mgr).SetupWithManager(mgr)
+	for _, kind := range ownerKinds {
+		if err := newOwnerReconciler(mgr, kind).SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -31,22 +31,18 @@ import (
 // digest, which a subset check alone would miss.)
 const annotationStampDigest = "carto.run/stamp-digest"
 
-// reasonWorkloadComplete is ResourceSubmitted's reason for a resource its Workload
-// completed without: nothing is applied for a complete Workload.
-const reasonWorkloadComplete = "WorkloadComplete"
-
-// realization is one pass over a Workload's supply chain.
+// realization is one pass over an owner's blueprint.
 type realization struct {
-	r      *WorkloadReconciler
+	r      *OwnerReconciler
 	ctx    context.Context
-	wl     *v1alpha1.Workload
-	owner  map[string]any
-	sc     *v1alpha1.ClusterSupplyChain
-	client client.Client // impersonates the Workload's ServiceAccount
+	owner  v1alpha1.Owner
+	object map[string]any // the owner, as templates and selectors read it
+	bp     *blueprint
+	client client.Client // impersonates the owner's ServiceAccount
 
 	prev   []v1alpha1.ResourceStatus
 	byName map[string]*resourceResult
-	// finished is set once the Workload is Complete: nothing is applied any more.
+	// finished is set once the owner is Complete: nothing is applied any more.
 	finished bool
 }
 
@@ -82,12 +78,12 @@ func submitted(status metav1.ConditionStatus, reason, format string, args ...any
 // realize stamps, applies and judges one resource. The result always says what
 // happened in its conditions; an error is returned as well when a retry may fix it
 // (an API failure), so the caller writes the status and then backs off.
-func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResult, error) {
-	prev := rz.previous(res.Name)
+func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
+	prev := rz.previous(res.name)
 	if rz.finished || (prev != nil && workitems.IsComplete(prev.Conditions)) {
 		return rz.observeOnly(res, prev), nil
 	}
-	out := &resourceResult{status: v1alpha1.ResourceStatus{Name: res.Name, ObservedGeneration: rz.wl.Generation}}
+	out := &resourceResult{status: v1alpha1.ResourceStatus{Name: res.name, ObservedGeneration: rz.owner.GetGeneration()}}
 	if prev != nil {
 		// Until a new object is stamped, the old one is still this resource's.
 		out.status.StampedRef = prev.StampedRef
@@ -113,9 +109,9 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		return fail(*waiting)
 	}
 
-	name := res.TemplateRef.Name
+	name := res.templateName
 	if name == "" {
-		choice, err := chooseOption(res, rz.owner)
+		choice, err := chooseOption(rz.r.kind, res, rz.object)
 		if err != nil {
 			return fail(*err)
 		}
@@ -124,17 +120,17 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 		}
 		name = choice.Template
 	}
-	out.status.TemplateRef = &v1alpha1.TemplateReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: res.TemplateRef.Kind, Name: name}
+	out.status.TemplateRef = &v1alpha1.TemplateReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: res.templateKind, Name: name}
 
-	tplObj, err := newTemplate(res.TemplateRef.Kind)
+	tplObj, err := newTemplate(res.templateKind)
 	if err != nil {
-		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.TemplateRef.Kind, name, err))
+		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.templateKind, name, err))
 	}
 	if err := rz.r.client.Get(rz.ctx, client.ObjectKey{Name: name}, tplObj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: not found", res.TemplateRef.Kind, name))
+			return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: not found", res.templateKind, name))
 		}
-		return retry(submitted(metav1.ConditionUnknown, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.TemplateRef.Kind, name, err), err)
+		return retry(submitted(metav1.ConditionUnknown, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.templateKind, name, err), err)
 	}
 	tpl = templateOf(tplObj)
 	if problem := ruleProblem(tpl.spec); problem != nil {
@@ -143,7 +139,7 @@ func (rz *realization) realize(res *v1alpha1.SupplyChainResource) (*resourceResu
 
 	obj, err := rz.stamp(res, tpl, inputs)
 	if err != nil {
-		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] from template [%s/%s]: %v", res.Name, tpl.kind, tpl.name, err))
+		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] from template [%s/%s]: %v", res.name, tpl.kind, tpl.name, err))
 	}
 
 	live, cond, err := rz.apply(res, tpl, obj)
@@ -181,15 +177,15 @@ func (rz *realization) judgeLive(out *resourceResult, tpl template, live *unstru
 }
 
 // observeOnly handles a resource that must not be applied: it completed, or its
-// Workload did. Its object is never updated or recreated, but while it exists its
+// owner did. Its object is never updated or recreated, but while it exists its
 // health, rules and outputs are still read from it, with Complete kept True (a
 // verdict never flips). Without an object, or its template, everything stays as it
 // was last reported.
-func (rz *realization) observeOnly(res *v1alpha1.SupplyChainResource, prev *v1alpha1.ResourceStatus) *resourceResult {
+func (rz *realization) observeOnly(res *resourceSpec, prev *v1alpha1.ResourceStatus) *resourceResult {
 	if prev == nil {
 		return &resourceResult{
-			status:    v1alpha1.ResourceStatus{Name: res.Name, ObservedGeneration: rz.wl.Generation},
-			submitted: submitted(metav1.ConditionUnknown, reasonWorkloadComplete, "the workload completed before this resource was stamped"),
+			status:    v1alpha1.ResourceStatus{Name: res.name, ObservedGeneration: rz.owner.GetGeneration()},
+			submitted: submitted(metav1.ConditionUnknown, rz.r.kind.completeReason, "the %s completed before this resource was stamped", rz.r.kind.name),
 			healthy:   judge(nil, template{}, false, nil),
 		}
 	}
@@ -197,7 +193,7 @@ func (rz *realization) observeOnly(res *v1alpha1.SupplyChainResource, prev *v1al
 	if prev.StampedRef == nil || prev.TemplateRef == nil || was == nil {
 		return frozen(prev)
 	}
-	tplObj, err := newTemplate(res.TemplateRef.Kind)
+	tplObj, err := newTemplate(res.templateKind)
 	if err != nil || rz.r.client.Get(rz.ctx, client.ObjectKey{Name: prev.TemplateRef.Name}, tplObj) != nil {
 		return frozen(prev)
 	}
@@ -207,7 +203,7 @@ func (rz *realization) observeOnly(res *v1alpha1.SupplyChainResource, prev *v1al
 	}
 	out := &resourceResult{status: *prev.DeepCopy()}
 	out.status.Conditions, out.status.Outputs = nil, prev.Outputs
-	out.status.ObservedGeneration = rz.wl.Generation // finished, not stale
+	out.status.ObservedGeneration = rz.owner.GetGeneration() // finished, not stale
 	out.submitted = *was
 	rz.judgeLive(out, templateOf(tplObj), live)
 	out.rules = workitems.Freeze(prev.Conditions, out.rules)
@@ -216,18 +212,18 @@ func (rz *realization) observeOnly(res *v1alpha1.SupplyChainResource, prev *v1al
 
 // inputs gathers the outputs of the earlier resources this one consumes. A producer
 // that has not delivered yet makes this resource wait, carrying the producer's reason.
-func (rz *realization) inputs(res *v1alpha1.SupplyChainResource, out *resourceResult) (stamp.Inputs, *metav1.Condition) {
+func (rz *realization) inputs(res *resourceSpec, out *resourceResult) (stamp.Inputs, *metav1.Condition) {
 	in := stamp.Inputs{Sources: map[string]stamp.Source{}, Images: map[string]any{}, Configs: map[string]any{}}
 	groups := []struct {
 		refs  []v1alpha1.ResourceReference
 		names []string
 		set   func(name string, values map[string]any)
 	}{
-		{res.Sources, []string{stamp.OutputURL, stamp.OutputRevision}, func(n string, v map[string]any) {
+		{res.sources, []string{stamp.OutputURL, stamp.OutputRevision}, func(n string, v map[string]any) {
 			in.Sources[n] = stamp.Source{URL: v[stamp.OutputURL], Revision: v[stamp.OutputRevision]}
 		}},
-		{res.Images, []string{stamp.OutputImage}, func(n string, v map[string]any) { in.Images[n] = v[stamp.OutputImage] }},
-		{res.Configs, []string{stamp.OutputConfig}, func(n string, v map[string]any) { in.Configs[n] = v[stamp.OutputConfig] }},
+		{res.images, []string{stamp.OutputImage}, func(n string, v map[string]any) { in.Images[n] = v[stamp.OutputImage] }},
+		{res.configs, []string{stamp.OutputConfig}, func(n string, v map[string]any) { in.Configs[n] = v[stamp.OutputConfig] }},
 	}
 	for _, g := range groups {
 		for _, ref := range g.refs {
@@ -239,7 +235,7 @@ func (rz *realization) inputs(res *v1alpha1.SupplyChainResource, out *resourceRe
 			}
 			if !ok {
 				c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
-					"input [%s] of resource [%s] refers to resource [%s], which is not an earlier resource of the supply chain", ref.Name, res.Name, ref.Resource)
+					"input [%s] of resource [%s] refers to resource [%s], which is not an earlier resource of the %s", ref.Name, res.name, ref.Resource, rz.r.kind.terms.Blueprint)
 				return in, &c
 			}
 			if producer.values == nil {
@@ -256,7 +252,7 @@ func (rz *realization) inputs(res *v1alpha1.SupplyChainResource, out *resourceRe
 			for _, n := range g.names {
 				if _, ok := producer.values[n]; !ok {
 					c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
-						"input [%s] of resource [%s]: resource [%s] has no %s output", ref.Name, res.Name, ref.Resource, n)
+						"input [%s] of resource [%s]: resource [%s] has no %s output", ref.Name, res.name, ref.Resource, n)
 					return in, &c
 				}
 			}
@@ -266,30 +262,30 @@ func (rz *realization) inputs(res *v1alpha1.SupplyChainResource, out *resourceRe
 	return in, nil
 }
 
-// stamp interpolates the template and makes the object the Workload's: its namespace,
-// Surveyor's labels and the Workload as controller owner.
-func (rz *realization) stamp(res *v1alpha1.SupplyChainResource, tpl template, in stamp.Inputs) (*unstructured.Unstructured, error) {
-	params, err := stamp.Params(tpl.spec.Params, rz.sc.Spec.Params, res.Params, rz.wl.Spec.Params)
+// stamp interpolates the template and makes the object the owner's: its namespace,
+// Surveyor's labels and the owner as controller owner.
+func (rz *realization) stamp(res *resourceSpec, tpl template, in stamp.Inputs) (*unstructured.Unstructured, error) {
+	params, err := stamp.Params(tpl.spec.Params, rz.bp.params, res.params, rz.owner.GetParams())
 	if err != nil {
 		return nil, err
 	}
-	obj, err := stamp.Stamp(tpl.spec.Template.Raw, stamp.NewContext(stamp.OwnerWorkload, rz.owner, params, in))
+	obj, err := stamp.Stamp(tpl.spec.Template.Raw, stamp.NewContext(rz.r.kind.contextKeys, rz.object, params, in))
 	if err != nil {
 		return nil, err
 	}
 	if obj.GetAPIVersion() == "" || obj.GetKind() == "" || obj.GetName() == "" {
 		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
 	}
-	obj.SetNamespace(rz.wl.Namespace)
+	obj.SetNamespace(rz.owner.GetNamespace())
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	for k, v := range map[string]string{
-		v1alpha1.LabelWorkloadName:        rz.wl.Name,
-		v1alpha1.LabelWorkloadNamespace:   rz.wl.Namespace,
-		v1alpha1.LabelSupplyChainName:     rz.sc.Name,
-		v1alpha1.LabelResourceName:        res.Name,
+		rz.r.kind.labels.name:             rz.owner.GetName(),
+		rz.r.kind.labels.namespace:        rz.owner.GetNamespace(),
+		rz.r.kind.labels.blueprint:        rz.bp.name,
+		v1alpha1.LabelResourceName:        res.name,
 		v1alpha1.LabelTemplateKind:        tpl.kind,
 		v1alpha1.LabelClusterTemplateName: tpl.name,
 	} {
@@ -297,8 +293,8 @@ func (rz *realization) stamp(res *v1alpha1.SupplyChainResource, tpl template, in
 	}
 	obj.SetLabels(labels)
 	obj.SetOwnerReferences([]metav1.OwnerReference{{
-		APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindWorkload,
-		Name: rz.wl.Name, UID: rz.wl.UID,
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: rz.r.kind.kind,
+		Name: rz.owner.GetName(), UID: rz.owner.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}})
 	digest, err := digestOf(obj.Object)
@@ -314,17 +310,17 @@ func (rz *realization) stamp(res *v1alpha1.SupplyChainResource, tpl template, in
 	return obj, nil
 }
 
-// apply writes the object as the Workload's ServiceAccount, unless the live object
+// apply writes the object as the owner's ServiceAccount, unless the live object
 // already holds every stamped field, and returns the live object. A condition is
 // returned for what the user must fix; an error for what a retry may fix.
-func (rz *realization) apply(res *v1alpha1.SupplyChainResource, tpl template, obj *unstructured.Unstructured) (*unstructured.Unstructured, *metav1.Condition, error) {
+func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.Unstructured) (*unstructured.Unstructured, *metav1.Condition, error) {
 	gvk := obj.GroupVersionKind()
 	rejected := func(err error) (*unstructured.Unstructured, *metav1.Condition, error) {
 		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
-			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.Name, apiMessage(err))
+			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.name, apiMessage(err))
 		switch {
 		case apierrors.IsForbidden(err):
-			// RBAC is fixed outside the Workload (a RoleBinding is added) and nothing
+			// RBAC is fixed outside the owner (a RoleBinding is added) and nothing
 			// here watches RBAC, so a denial is retried with backoff.
 			return nil, &c, fmt.Errorf("%w: %w", errRetryLater, err)
 		case isTransient(err):
@@ -351,8 +347,8 @@ func (rz *realization) apply(res *v1alpha1.SupplyChainResource, tpl template, ob
 	if err := rz.client.Patch(rz.ctx, applied, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return rejected(err)
 	}
-	rz.r.event(rz.wl, v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
-	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.Name, "kind", gvk.Kind, "name", obj.GetName())
+	rz.r.event(rz.owner, v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.name)
+	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.name, "kind", gvk.Kind, "name", obj.GetName())
 	return applied, nil, nil
 }
 
@@ -393,7 +389,7 @@ func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured
 	if _, err := rz.r.watch.ensure(rz.ctx, obj.GroupVersionKind()); err != nil {
 		return nil
 	}
-	if err := rz.r.stamped.Get(rz.ctx, client.ObjectKey{Namespace: rz.wl.Namespace, Name: ref.Name}, obj); err != nil {
+	if err := rz.r.stamped.Get(rz.ctx, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name}, obj); err != nil {
 		return nil
 	}
 	return obj
@@ -421,9 +417,9 @@ func frozen(prev *v1alpha1.ResourceStatus) *resourceResult {
 }
 
 // passThrough forwards the named input's outputs unchanged; nothing is stamped.
-func (rz *realization) passThrough(res *v1alpha1.SupplyChainResource, input string, out *resourceResult) (*resourceResult, error) {
+func (rz *realization) passThrough(res *resourceSpec, input string, out *resourceResult) (*resourceResult, error) {
 	var producer string
-	for _, refs := range [][]v1alpha1.ResourceReference{res.Sources, res.Images, res.Configs} {
+	for _, refs := range [][]v1alpha1.ResourceReference{res.sources, res.images, res.configs} {
 		for _, ref := range refs {
 			if ref.Name == input {
 				producer = ref.Resource
@@ -433,13 +429,13 @@ func (rz *realization) passThrough(res *v1alpha1.SupplyChainResource, input stri
 	p, ok := rz.byName[producer]
 	if !ok || p.values == nil {
 		out.submitted = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
-			"resource [%s] passes through input [%s], which is not among its inputs", res.Name, input)
+			"resource [%s] passes through input [%s], which is not among its inputs", res.name, input)
 		out.healthy = judge(nil, template{}, false, nil)
 		return out, nil
 	}
 	out.status.StampedRef = nil
 	out.values, out.secret = p.values, p.secret
-	out.status.Outputs = rz.outputs(res.Name, p.values, p.secret)
+	out.status.Outputs = rz.outputs(res.name, p.values, p.secret)
 	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonPassThrough, "")
 	out.healthy = metav1.Condition{Type: v1alpha1.ConditionHealthy, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonOutputsAvailable}
 	return out, nil
@@ -464,7 +460,7 @@ func (rz *realization) prune(now []*resourceResult) {
 		obj := &unstructured.Unstructured{}
 		obj.SetAPIVersion(prev.StampedRef.APIVersion)
 		obj.SetKind(prev.StampedRef.Kind)
-		obj.SetNamespace(rz.wl.Namespace)
+		obj.SetNamespace(rz.owner.GetNamespace())
 		obj.SetName(prev.StampedRef.Name)
 		err := rz.client.Delete(rz.ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -472,7 +468,7 @@ func (rz *realization) prune(now []*resourceResult) {
 			continue
 		}
 		if err == nil {
-			rz.r.event(rz.wl, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
+			rz.r.event(rz.owner, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
 		}
 	}
 }
@@ -480,7 +476,7 @@ func (rz *realization) prune(now []*resourceResult) {
 // healthEvent records ResourceHealthyStatusChanged when a resource's health status
 // differs from the last one written. The first judgement is not a transition: it
 // is in the status already, and an event per new resource would double the
-// requests a new Workload costs.
+// requests a new owner costs.
 func (rz *realization) healthEvent(res *resourceResult) {
 	prev := rz.previous(res.status.Name)
 	if prev == nil {
@@ -491,7 +487,7 @@ func (rz *realization) healthEvent(res *resourceResult) {
 		return
 	}
 	if was := c.Status; was != res.healthy.Status {
-		rz.r.event(rz.wl, v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s: %s %s",
+		rz.r.event(rz.owner, v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s: %s %s",
 			res.status.Name, was, res.healthy.Status, res.healthy.Reason, res.healthy.Message)
 	}
 }

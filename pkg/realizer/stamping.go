@@ -3,9 +3,10 @@ package realizer
 import (
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,46 +17,48 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
 )
 
-// selectSupplyChain picks the Workload's supply chain and says so as SupplyChainReady:
-// True Ready, the selection failure, or the chosen supply chain's own not-Ready reason.
-func selectSupplyChain(owner map[string]any, chains []v1alpha1.ClusterSupplyChain) (*v1alpha1.ClusterSupplyChain, metav1.Condition) {
-	candidates := make([]selector.Candidate, len(chains))
-	for i := range chains {
-		candidates[i] = selector.Candidate{Name: chains[i].Name, Selector: chains[i].Spec.OwnerSelector}
+// selectBlueprint picks the owner's blueprint and says so as the kind's blueprint
+// condition (SupplyChainReady or DeliveryReady): True Ready, the selection failure, or
+// the chosen blueprint's own not-Ready reason.
+func selectBlueprint(kind *ownerKind, owner map[string]any, blueprints []*blueprint) (*blueprint, metav1.Condition) {
+	candidates := make([]selector.Candidate, len(blueprints))
+	for i, bp := range blueprints {
+		candidates[i] = selector.Candidate{Name: bp.name, Selector: bp.selector}
 	}
-	sel := selector.Select(selector.WorkloadTerms, selector.NewOwner(owner), candidates)
-	cond := metav1.Condition{Type: v1alpha1.ConditionSupplyChainReady, Status: metav1.ConditionFalse, Reason: sel.Reason, Message: sel.Message}
-	if sel.Reason == v1alpha1.ReasonSupplyChainNotFound && len(sel.Errors) > 0 {
-		// A supply chain whose selector cannot be evaluated was skipped; it may be the
-		// one meant for this Workload, so say which and why.
+	sel := selector.Select(kind.terms, selector.NewOwner(owner), candidates)
+	cond := metav1.Condition{Type: kind.blueprintReady, Status: metav1.ConditionFalse, Reason: sel.Reason, Message: sel.Message}
+	if sel.Reason == kind.terms.NotFound && len(sel.Errors) > 0 {
+		// A blueprint whose selector cannot be evaluated was skipped; it may be the one
+		// meant for this owner, so say which and why.
 		msgs := make([]string, len(sel.Errors))
 		for i, err := range sel.Errors {
 			msgs[i] = err.Error()
 		}
-		cond.Message += "; skipped supply chains with invalid selectors: " + strings.Join(msgs, "; ")
+		cond.Message += fmt.Sprintf("; skipped %s with invalid selectors: %s", kind.terms.Blueprints, strings.Join(msgs, "; "))
 	}
-	i := slices.IndexFunc(chains, func(sc v1alpha1.ClusterSupplyChain) bool { return sc.Name == sel.Name })
+	i := slices.IndexFunc(blueprints, func(bp *blueprint) bool { return bp.name == sel.Name })
 	if sel.Name == "" || i < 0 {
 		return nil, cond
 	}
-	sc := &chains[i]
-	// A supply chain whose status is stale (a newer spec not yet checked) or not
-	// Ready lends its reason; realizing waits until its templates are there.
-	ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
+	bp := blueprints[i]
+	// A blueprint whose status is stale (a newer spec not yet checked) or not Ready
+	// lends its reason; realizing waits until its templates are there.
+	ready := meta.FindStatusCondition(bp.status.Conditions, v1alpha1.ConditionReady)
 	switch {
-	case ready == nil || sc.Status.ObservedGeneration != sc.Generation:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, "SupplyChainNotReconciled", fmt.Sprintf("waiting for supply chain [%s] to be reconciled", sc.Name)
+	case ready == nil || bp.status.ObservedGeneration != bp.generation:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, strings.TrimPrefix(bp.kind, "Cluster")+"NotReconciled"
+		cond.Message = fmt.Sprintf("waiting for %s [%s] to be reconciled", kind.terms.Blueprint, bp.name)
 	case ready.Status != metav1.ConditionTrue:
 		cond.Status, cond.Reason, cond.Message = ready.Status, ready.Reason, ready.Message
 	default:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, v1alpha1.ReasonReady, ""
 	}
-	return sc, cond
+	return bp, cond
 }
 
-// chooseOption resolves a templateRef's options for the Workload.
-func chooseOption(res *v1alpha1.SupplyChainResource, owner map[string]any) (selector.Choice, *metav1.Condition) {
-	choice, err := selector.ChooseOption(selector.WorkloadTerms, selector.NewOwner(owner), res.TemplateRef.Options)
+// chooseOption resolves a templateRef's options for the owner.
+func chooseOption(kind *ownerKind, res *resourceSpec, owner map[string]any) (selector.Choice, *metav1.Condition) {
+	choice, err := selector.ChooseOption(kind.terms, selector.NewOwner(owner), res.options)
 	if err == nil {
 		return choice, nil
 	}
@@ -64,7 +67,7 @@ func chooseOption(res *v1alpha1.SupplyChainResource, owner map[string]any) (sele
 	if errors.As(err, &none) {
 		reason = v1alpha1.ReasonTemplateOptionsMatchError
 	}
-	c := submitted(metav1.ConditionFalse, reason, "unable to choose a template for resource [%s]: %v", res.Name, err)
+	c := submitted(metav1.ConditionFalse, reason, "unable to choose a template for resource [%s]: %v", res.name, err)
 	return choice, &c
 }
 
@@ -129,7 +132,7 @@ func (rz *realization) outputs(name string, values map[string]any, secret bool) 
 	for _, o := range outs {
 		i := slices.IndexFunc(previous, func(p v1alpha1.Output) bool { return p.Name == o.Name })
 		if i >= 0 && previous[i].Digest != o.Digest {
-			rz.r.event(rz.wl, v1alpha1.EventResourceOutputChanged, "Output [%s] of resource [%s] changed to %s", o.Name, name, o.Digest)
+			rz.r.event(rz.owner, v1alpha1.EventResourceOutputChanged, "Output [%s] of resource [%s] changed to %s", o.Name, name, o.Digest)
 		}
 	}
 	return outs

@@ -11,22 +11,21 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
-// observation is everything one reconcile saw of a Workload's realization.
+// observation is everything one reconcile saw of an owner's realization.
 type observation struct {
-	supplyChain    metav1.Condition // SupplyChainReady
-	supplyChainRef *v1alpha1.BlueprintReference
-	resources      []*resourceResult
-	// keepResources is set when nothing was realized (no usable supply chain): the
+	blueprint    metav1.Condition // SupplyChainReady or DeliveryReady
+	blueprintRef *v1alpha1.BlueprintReference
+	resources    []*resourceResult
+	// keepResources is set when nothing was realized (no usable blueprint): the
 	// previous resource entries stay, so their objects can still be pruned later.
 	keepResources bool
 }
 
-// workloadStatus computes the whole status from an observation: a pure function of
-// the previous status (for transition times and the last good generation), what was
-// observed, the Workload's generation and the time.
-func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation int64, now metav1.Time) v1alpha1.WorkloadStatus {
-	st := v1alpha1.WorkloadStatus{SupplyChainRef: obs.supplyChainRef}
-	st.ObservedGeneration = generation
+// ownerStatus computes the whole status from an observation: a pure function of the
+// previous status (for transition times and the last good generation), what was
+// observed, the owner's generation and the time.
+func ownerStatus(kind *ownerKind, prev *v1alpha1.OwnerStatus, obs *observation, generation int64, now metav1.Time) v1alpha1.OwnerStatus {
+	st := v1alpha1.OwnerStatus{ObservedGeneration: generation}
 
 	var healths []health.ResourceCondition
 	var rules []workitems.ResourceConditions
@@ -59,7 +58,7 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 		}
 	}
 
-	sc := withGeneration(obs.supplyChain, generation)
+	sc := withGeneration(obs.blueprint, generation)
 	submitted := withGeneration(resourcesSubmitted(sc, obs.resources), generation)
 	healthy := health.ResourcesHealthy(generation, healths)
 	if obs.keepResources {
@@ -79,7 +78,7 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 	if obs.keepResources {
 		// Nothing was evaluated: rule conditions stay as they were.
 		for _, c := range prev.Conditions {
-			if !slices.Contains(ownerConditionTypes, c.Type) {
+			if !slices.Contains(kind.conditionTypes(), c.Type) {
 				owner = append(owner, c)
 			}
 		}
@@ -92,10 +91,12 @@ func workloadStatus(prev *v1alpha1.WorkloadStatus, obs *observation, generation 
 	return st
 }
 
-// ownerConditionTypes are the owner conditions every Workload has, in order.
-var ownerConditionTypes = []string{
-	v1alpha1.ConditionSupplyChainReady, v1alpha1.ConditionResourcesSubmitted, v1alpha1.ConditionResourcesHealthy,
-	v1alpha1.ConditionReady, v1alpha1.ConditionAvailable,
+// conditionTypes are the owner conditions every owner of the kind has, in order.
+func (k *ownerKind) conditionTypes() []string {
+	return []string{
+		k.blueprintReady, v1alpha1.ConditionResourcesSubmitted, v1alpha1.ConditionResourcesHealthy,
+		v1alpha1.ConditionReady, v1alpha1.ConditionAvailable,
+	}
 }
 
 func withGeneration(c metav1.Condition, generation int64) metav1.Condition {

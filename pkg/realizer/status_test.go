@@ -34,14 +34,14 @@ func TestWorkloadStatus(t *testing.T) {
 
 	tests := []struct {
 		name string
-		prev v1alpha1.WorkloadStatus
+		prev v1alpha1.OwnerStatus
 		obs  observation
 		want []metav1.Condition
 	}{
 		{
 			name: "no supply chain matches",
 			obs: observation{
-				supplyChain:   cond(v1alpha1.ConditionSupplyChainReady, metav1.ConditionFalse, v1alpha1.ReasonSupplyChainNotFound, "no supply chain found"),
+				blueprint:     cond(v1alpha1.ConditionSupplyChainReady, metav1.ConditionFalse, v1alpha1.ReasonSupplyChainNotFound, "no supply chain found"),
 				keepResources: true,
 			},
 			want: []metav1.Condition{
@@ -54,7 +54,7 @@ func TestWorkloadStatus(t *testing.T) {
 		},
 		{
 			name: "every resource submitted and healthy",
-			obs:  observation{supplyChain: scReady, resources: []*resourceResult{ok("source"), ok("config")}},
+			obs:  observation{blueprint: scReady, resources: []*resourceResult{ok("source"), ok("config")}},
 			want: []metav1.Condition{
 				scReady,
 				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, ""),
@@ -65,7 +65,7 @@ func TestWorkloadStatus(t *testing.T) {
 		},
 		{
 			name: "a rejected resource decides ResourcesSubmitted and Ready",
-			obs:  observation{supplyChain: scReady, resources: []*resourceResult{ok("source"), rejected}},
+			obs:  observation{blueprint: scReady, resources: []*resourceResult{ok("source"), rejected}},
 			want: []metav1.Condition{
 				scReady,
 				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer, "forbidden"),
@@ -77,7 +77,7 @@ func TestWorkloadStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := workloadStatus(&tt.prev, &tt.obs, gen, now)
+			got := ownerStatus(workloadKind, &tt.prev, &tt.obs, gen, now)
 			ignore := cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime", "ObservedGeneration")
 			if diff := cmp.Diff(tt.want, got.Conditions, ignore); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)

@@ -15,6 +15,8 @@ type Terms struct {
 	Owner string
 	// Blueprint names the blueprint kind in messages, e.g. "supply chain".
 	Blueprint string
+	// Blueprints is Blueprint's plural, e.g. "supply chains".
+	Blueprints string
 	// LabelsMissing is the reason when the owner has no labels, e.g. WorkloadLabelsMissing.
 	LabelsMissing string
 	// NotFound is the reason when no blueprint selects the owner, e.g. SupplyChainNotFound.
@@ -27,6 +29,7 @@ type Terms struct {
 var WorkloadTerms = Terms{
 	Owner:           "workload",
 	Blueprint:       "supply chain",
+	Blueprints:      "supply chains",
 	LabelsMissing:   v1alpha1.ReasonWorkloadLabelsMissing,
 	NotFound:        v1alpha1.ReasonSupplyChainNotFound,
 	MultipleMatches: v1alpha1.ReasonMultipleSupplyChainMatches,
@@ -36,6 +39,7 @@ var WorkloadTerms = Terms{
 var DeliverableTerms = Terms{
 	Owner:           "deliverable",
 	Blueprint:       "delivery",
+	Blueprints:      "deliveries",
 	LabelsMissing:   v1alpha1.ReasonDeliverableLabelsMissing,
 	NotFound:        v1alpha1.ReasonDeliveryNotFound,
 	MultipleMatches: v1alpha1.ReasonMultipleDeliveryMatches,

@@ -27,15 +27,15 @@ type Inputs struct {
 	Configs map[string]any
 }
 
-// NewContext returns what a template's tags read: the owner under ownerKey (OwnerWorkload or
-// OwnerDeliverable), params, sources.<name>.{url,revision}, images.<name>.image and
+// NewContext returns what a template's tags read: the owner under each of ownerKeys (OwnerWorkload,
+// or OwnerDeliverable and OwnerWorkload), params, sources.<name>.{url,revision}, images.<name>.image and
 // configs.<name>.config. When exactly one input of a kind is present it is also available in the
 // singular, as Cartographer offers it: $(source.url)$, $(source.revision)$, $(image)$ and
 // $(config)$.
 //
 // The context shares the maps it is given; Stamp copies what it inserts, so the stamped object
 // never aliases the owner or the inputs.
-func NewContext(ownerKey string, owner, params map[string]any, inputs Inputs) map[string]any {
+func NewContext(ownerKeys []string, owner, params map[string]any, inputs Inputs) map[string]any {
 	if params == nil {
 		params = map[string]any{}
 	}
@@ -52,11 +52,13 @@ func NewContext(ownerKey string, owner, params map[string]any, inputs Inputs) ma
 		configs[name] = map[string]any{"config": v}
 	}
 	ctx := map[string]any{
-		ownerKey:  owner,
 		"params":  params,
 		"sources": sources,
 		"images":  images,
 		"configs": configs,
+	}
+	for _, key := range ownerKeys {
+		ctx[key] = owner
 	}
 	if s, ok := only(inputs.Sources); ok {
 		ctx["source"] = map[string]any{"url": s.URL, "revision": s.Revision}

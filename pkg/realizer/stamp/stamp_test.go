@@ -34,7 +34,7 @@ func context(inputs stamp.Inputs) map[string]any {
 		"ports":    []any{int64(8080), int64(9090)},
 		"nothing":  nil,
 	}
-	return stamp.NewContext(stamp.OwnerWorkload, owner(), params, inputs)
+	return stamp.NewContext([]string{stamp.OwnerWorkload}, owner(), params, inputs)
 }
 
 var oneOfEach = stamp.Inputs{
@@ -259,7 +259,7 @@ func TestStampDoesNotAliasContext(t *testing.T) {
 
 // Values that are not unstructured types, e.g. int from a hand-built owner, are normalized.
 func TestStampNormalizesNumbers(t *testing.T) {
-	ctx := stamp.NewContext(stamp.OwnerWorkload, map[string]any{"spec": map[string]any{"n": 3, "f": float32(0.5), "l": []any{int32(1)}}}, nil, stamp.Inputs{})
+	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, map[string]any{"spec": map[string]any{"n": 3, "f": float32(0.5), "l": []any{int32(1)}}}, nil, stamp.Inputs{})
 	got, err := stamp.Stamp([]byte(`{"n":"$(workload.spec.n)$","f":"$(workload.spec.f)$","l":"$(workload.spec.l)$"}`), ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -273,22 +273,22 @@ func TestStampNormalizesNumbers(t *testing.T) {
 
 func TestNewContext(t *testing.T) {
 	tests := []struct {
-		name     string
-		ownerKey string
-		inputs   stamp.Inputs
-		want     map[string]any
+		name      string
+		ownerKeys []string
+		inputs    stamp.Inputs
+		want      map[string]any
 	}{
 		{
-			name:     "no inputs",
-			ownerKey: stamp.OwnerWorkload,
+			name:      "no inputs",
+			ownerKeys: []string{stamp.OwnerWorkload},
 			want: map[string]any{
 				"workload": map[string]any{"kind": "Workload"}, "params": map[string]any{},
 				"sources": map[string]any{}, "images": map[string]any{}, "configs": map[string]any{},
 			},
 		},
 		{
-			name:     "one of each kind adds the singulars",
-			ownerKey: stamp.OwnerDeliverable,
+			name:      "one of each kind adds the singulars",
+			ownerKeys: []string{stamp.OwnerDeliverable},
 			inputs: stamp.Inputs{
 				Sources: map[string]stamp.Source{"s": {URL: "u", Revision: "r"}},
 				Images:  map[string]any{"i": "img"},
@@ -305,8 +305,8 @@ func TestNewContext(t *testing.T) {
 			},
 		},
 		{
-			name:     "two of a kind have no singular",
-			ownerKey: stamp.OwnerWorkload,
+			name:      "two of a kind have no singular",
+			ownerKeys: []string{stamp.OwnerWorkload},
 			inputs: stamp.Inputs{
 				Sources: map[string]stamp.Source{"a": {URL: "1"}, "b": {URL: "2"}},
 				Images:  map[string]any{"a": "1", "b": "2"},
@@ -322,7 +322,7 @@ func TestNewContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := stamp.NewContext(tt.ownerKey, map[string]any{"kind": "Workload"}, nil, tt.inputs)
+			got := stamp.NewContext(tt.ownerKeys, map[string]any{"kind": "Workload"}, nil, tt.inputs)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("NewContext() = %#v\nwant %#v", got, tt.want)
 			}

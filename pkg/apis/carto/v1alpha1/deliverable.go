@@ -58,6 +58,12 @@ type DeliverableSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// TTLSecondsAfterFinished deletes the Deliverable, and with it its stamped objects, this many
+	// seconds after it became Complete; 0 deletes it at once. Unset, a complete Deliverable is kept.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TTLSecondsAfterFinished *int64 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // DeliverableStatus is the status of a Deliverable.

@@ -1,0 +1,88 @@
+package realizer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// BlueprintReconciler reports whether a blueprint's templates exist: conditions
+// TemplatesReady and Ready. One instance serves each blueprint kind (ClusterSupplyChain,
+// ClusterDelivery).
+type BlueprintReconciler struct {
+	client client.Client
+	kind   *blueprintKind
+}
+
+// SetupWithManager registers the reconciler; a template change re-queues the blueprints
+// that reference it, found through the template index.
+func (r *BlueprintReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(r.kind.kind)).For(r.kind.newObject())
+	for kind, newObj := range templateKinds {
+		b = b.Watches(newObj(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+			var reqs []ctrl.Request
+			for _, bp := range blueprintsUsing(ctx, r.client, r.kind, kind, o.GetName()) {
+				reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKey{Name: bp.name}})
+			}
+			return reqs
+		}))
+	}
+	return b.Complete(r)
+}
+
+// Reconcile computes the blueprint's status from the templates it references.
+func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.kind.newObject()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	orig := obj.DeepCopyObject().(client.Object)
+	bp := r.kind.of(obj)
+	var missing []string
+	for _, ref := range bp.templateRefs() {
+		tpl, err := newTemplate(ref.template.kind)
+		if err != nil {
+			missing = append(missing, ref.template.String())
+			continue
+		}
+		if err := r.client.Get(ctx, client.ObjectKey{Name: ref.template.name}, tpl); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, err
+			}
+			missing = append(missing, ref.template.String())
+		}
+	}
+	prev := bp.status.DeepCopy()
+	bp.status.ObservedGeneration = bp.generation
+	bp.status.Conditions = mergeConditions(prev.Conditions, blueprintConditions(missing, bp.generation), metav1.Now())
+	if equality.Semantic.DeepEqual(prev, bp.status) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.client.Status().Patch(ctx, obj, client.MergeFrom(orig)))
+}
+
+// blueprintConditions is TemplatesReady and Ready for the given missing templates.
+func blueprintConditions(missing []string, generation int64) []metav1.Condition {
+	ready := metav1.Condition{
+		Type: v1alpha1.ConditionTemplatesReady, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonReady, ObservedGeneration: generation,
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		ready.Status, ready.Reason = metav1.ConditionFalse, v1alpha1.ReasonTemplatesNotFound
+		ready.Message = fmt.Sprintf("did not find the templates [%s]", strings.Join(slices.Compact(missing), ", "))
+	}
+	top := ready
+	top.Type = v1alpha1.ConditionReady
+	return []metav1.Condition{ready, top}
+}

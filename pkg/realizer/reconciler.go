@@ -1,0 +1,268 @@
+package realizer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// FieldManager is the server-side-apply field manager of every stamped object.
+const FieldManager = "surveyor"
+
+// OwnerReconciler realizes the owners of one kind (Workloads through ClusterSupplyChains,
+// or Deliverables through ClusterDeliveries). It is the only owner reconciler: the kind's
+// descriptor holds everything that differs between owner kinds.
+type OwnerReconciler struct {
+	kind     *ownerKind
+	client   client.Client // carto.run kinds from the cache; status writes
+	stamped  client.Reader // stamped objects, from label-filtered informers
+	imp      *impersonator
+	watch    *watcher
+	recorder record.EventRecorder
+	now      func() metav1.Time
+}
+
+// newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
+// client and config.
+func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind) *OwnerReconciler {
+	return &OwnerReconciler{
+		kind:     kind,
+		client:   mgr.GetClient(),
+		stamped:  mgr.GetCache(),
+		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
+		recorder: mgr.GetEventRecorderFor("surveyor"),
+		now:      metav1.Now,
+		watch: &watcher{
+			cache:  mgr.GetCache(),
+			mapper: mgr.GetRESTMapper(),
+			handler: handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
+				kind.newObject(), handler.OnlyControllerOwner()),
+		},
+	}
+}
+
+// SetupWithManager registers the reconciler. A blueprint change re-queues its owners, a
+// template change the owners whose blueprint uses it, and a stamped object's change its
+// controller owner (watches added on first use).
+func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	k := r.kind
+	b := ctrl.NewControllerManagedBy(mgr).Named(k.name).For(k.newObject()).
+		Watches(k.blueprint.newObject(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+			return ownersForBlueprint(ctx, r.client, k, k.blueprint.of(o))
+		}))
+	for kind, newObj := range templateKinds {
+		b = b.Watches(newObj(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+			return ownersForTemplate(ctx, r.client, k, kind, o.GetName())
+		}))
+	}
+	// Backoff for failed reconciles tops out at a minute, so an owner denied by RBAC
+	// notices a new RoleBinding soon without polling hard.
+	b = b.WithOptions(controller.Options{
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](50*time.Millisecond, time.Minute),
+	})
+	c, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	r.watch.controller = c
+	r.watch.watched = map[schema.GroupVersionKind]bool{}
+	return nil
+}
+
+// Reconcile realizes one owner and writes its status if it changed. User errors end up
+// in conditions and return nil (the next change re-queues); only transient API errors
+// are returned, so controller-runtime backs off.
+func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			result, err = r.panicked(ctx, req, p)
+		}
+	}()
+	owner := r.kind.newObject()
+	if err := r.client.Get(ctx, req.NamespacedName, owner); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !owner.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil // stamped objects go with it through owner references
+	}
+	orig := owner.DeepCopyObject().(v1alpha1.Owner)
+	st := owner.GetOwnerStatus()
+	obs, realizeErr := r.observe(ctx, owner, meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionComplete))
+	if obs == nil {
+		return ctrl.Result{}, realizeErr
+	}
+	*st = ownerStatus(r.kind, orig.GetOwnerStatus(), obs, owner.GetGeneration(), r.now())
+	owner.SetBlueprintRef(obs.blueprintRef)
+	if !equality.Semantic.DeepEqual(orig.GetOwnerStatus(), st) || !equality.Semantic.DeepEqual(orig.GetBlueprintRef(), obs.blueprintRef) {
+		// The optimistic lock makes a status computed from a stale copy lose to a newer
+		// one instead of overwriting it; the conflict re-queues with the fresh copy.
+		patch := client.MergeFromWithOptions(orig.(client.Object), client.MergeFromWithOptimisticLock{})
+		if err := r.client.Status().Patch(ctx, owner, patch); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{Requeue: true}, nil
+			}
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	// A transient failure is in the status now; returning it makes controller-runtime
+	// retry with backoff.
+	if errors.Is(realizeErr, errRetryLater) {
+		return ctrl.Result{Requeue: true}, nil
+	}
+	if realizeErr != nil {
+		return ctrl.Result{}, realizeErr
+	}
+	if complete := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionComplete); complete != nil && complete.Status == metav1.ConditionTrue {
+		return r.expire(ctx, owner, complete)
+	}
+	return ctrl.Result{}, nil
+}
+
+// panicked turns a panic while realizing an owner into its Ready condition (the detail
+// goes to the log, not the status) and returns an error so that the owner is retried
+// with backoff while every other owner carries on.
+func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any) (ctrl.Result, error) {
+	err := fmt.Errorf("panic while realizing %s %s: %v", r.kind.name, req.NamespacedName, p)
+	logf.FromContext(ctx).Error(err, "recovered", "stack", string(debug.Stack()))
+	owner := r.kind.newObject()
+	if getErr := r.client.Get(ctx, req.NamespacedName, owner); getErr != nil {
+		return ctrl.Result{}, err
+	}
+	orig := owner.DeepCopyObject().(client.Object)
+	st := owner.GetOwnerStatus()
+	conds := slices.Clone(st.Conditions)
+	meta.SetStatusCondition(&conds, metav1.Condition{
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: reasonReconcilePanicked,
+		Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.name),
+		ObservedGeneration: owner.GetGeneration(),
+	})
+	st.Conditions = conds
+	_ = r.client.Status().Patch(ctx, owner, client.MergeFrom(orig))
+	return ctrl.Result{}, err
+}
+
+// reasonReconcilePanicked is Ready's reason after a recovered panic.
+const reasonReconcilePanicked = "ReconcilePanicked"
+
+// expire deletes a Complete owner ttlSecondsAfterFinished after it completed (its
+// stamped objects follow through owner references). The requeue is timed to the
+// deadline rather than polled.
+func (r *OwnerReconciler) expire(ctx context.Context, owner v1alpha1.Owner, complete *metav1.Condition) (ctrl.Result, error) {
+	ttlSeconds := owner.GetTTLSecondsAfterFinished()
+	if ttlSeconds == nil {
+		return ctrl.Result{}, nil
+	}
+	ttl := time.Duration(*ttlSeconds) * time.Second
+	if wait := complete.LastTransitionTime.Add(ttl).Sub(r.now().Time); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	uid := owner.GetUID()
+	err := r.client.Delete(ctx, owner.(client.Object), client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err == nil {
+		logf.FromContext(ctx).Info("deleted finished "+r.kind.name, "ttlSecondsAfterFinished", *ttlSeconds)
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(err)
+}
+
+// observe selects the blueprint and realizes each resource in order, returning what it
+// saw. It performs the writes (applies, prunes) but computes no owner status. With a
+// nil observation nothing could be observed; with an error as well as an observation, a
+// resource hit a transient failure the observation describes.
+func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, finished bool) (*observation, error) {
+	list := r.kind.blueprint.newList()
+	if err := r.client.List(ctx, list); err != nil {
+		return nil, err
+	}
+	object, err := ownerObject(owner, r.kind.kind)
+	if err != nil {
+		return nil, err
+	}
+	obs := &observation{}
+	bp, cond := selectBlueprint(r.kind, object, r.kind.blueprint.items(list))
+	obs.blueprint = cond
+	if bp != nil {
+		obs.blueprintRef = &v1alpha1.BlueprintReference{Kind: bp.kind, Name: bp.name}
+	}
+	if bp == nil || cond.Status != metav1.ConditionTrue {
+		obs.resources = nil
+		obs.keepResources = true
+		return obs, nil
+	}
+
+	saNamespace, saName := serviceAccount(owner, bp)
+	cl, err := r.imp.clientFor(saNamespace, saName)
+	if err != nil {
+		return nil, err
+	}
+	rz := &realization{
+		r: r, ctx: ctx, owner: owner, object: object, bp: bp, client: cl,
+		prev: owner.GetOwnerStatus().Resources, byName: map[string]*resourceResult{}, finished: finished,
+	}
+	var transient error
+	for i := range bp.resources {
+		res, err := rz.realize(&bp.resources[i])
+		if err != nil && transient == nil {
+			transient = err
+		}
+		rz.byName[res.status.Name] = res
+		obs.resources = append(obs.resources, res)
+		rz.healthEvent(res)
+	}
+	if transient == nil {
+		// Prune only after a clean pass: a failed apply must not cost an object.
+		rz.prune(obs.resources)
+	}
+	return obs, transient
+}
+
+// serviceAccount is the identity stamping runs as: the owner's, else the blueprint's
+// (in its namespace, by default the owner's), else "default".
+func serviceAccount(owner v1alpha1.Owner, bp *blueprint) (namespace, name string) {
+	switch {
+	case owner.GetServiceAccountName() != "":
+		return owner.GetNamespace(), owner.GetServiceAccountName()
+	case bp.serviceAccountRef != nil && bp.serviceAccountRef.Name != "":
+		if ns := bp.serviceAccountRef.Namespace; ns != "" {
+			return ns, bp.serviceAccountRef.Name
+		}
+		return owner.GetNamespace(), bp.serviceAccountRef.Name
+	}
+	return owner.GetNamespace(), "default"
+}
+
+// ownerObject is the owner as the map that $(workload.…)$ paths and selector fields
+// read.
+func ownerObject(owner v1alpha1.Owner, kind string) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(owner)
+	if err != nil {
+		return nil, fmt.Errorf("converting %s: %w", kind, err)
+	}
+	m["apiVersion"] = v1alpha1.GroupVersion.String()
+	m["kind"] = kind
+	return m, nil
+}
+
+// event records an event on the owner.
+func (r *OwnerReconciler) event(owner v1alpha1.Owner, reason, format string, args ...any) {
+	r.recorder.Eventf(owner, corev1.EventTypeNormal, reason, format, args...)
+}
