@@ -2,7 +2,7 @@
 //
 //	dev tool [NAME...]               print each tool binary's path (default: all), building it once per machine
 //	dev up                           start the cluster with the CRDs installed; wait for Ctrl-C
-//	dev run   -controller BIN        cluster, CRDs, RBAC, the controller, samples/; watch the Workloads
+//	dev run   -controller BIN        cluster, CRDs, RBAC, the controller, samples/; watch the owners
 //	dev kuttl -controller BIN [ARGS] the same without samples, then kubectl-kuttl test ARGS
 //
 // It is run from the repository root (the Makefile does so).
@@ -156,12 +156,25 @@ func runSamples(ctx context.Context, dir, controller string) error {
 		return err
 	}
 	fmt.Printf("\nsamples applied. In another shell: export KUBECONFIG=%s\n", c.Kubeconfig)
-	fmt.Printf("watching: kubectl get workloads -A --watch (Ctrl-C stops everything)\n\n")
-	watch := exec.CommandContext(ctx, kubectl, "get", "workloads", "--all-namespaces", "--watch")
-	watch.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
-	watch.Stdout, watch.Stderr = os.Stdout, os.Stderr
-	if err := watch.Run(); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("kubectl get workloads: %w", err)
+	fmt.Printf("watching: kubectl get workloads -A --watch and kubectl get deliverables -A --watch (Ctrl-C stops everything)\n\n")
+	// kubectl watches one resource type at a time, so each owner kind has its own watch.
+	errs := make(chan error, 2)
+	for _, resource := range []string{"workloads", "deliverables"} {
+		watch := exec.CommandContext(ctx, kubectl, "get", resource, "--all-namespaces", "--watch")
+		watch.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+		watch.Stdout, watch.Stderr = os.Stdout, os.Stderr
+		go func() {
+			if err := watch.Run(); err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("kubectl get %s: %w", resource, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(os.Stderr, "\nstopping the controller and the cluster")
 	return nil

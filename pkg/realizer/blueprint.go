@@ -48,18 +48,20 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	orig := obj.DeepCopyObject().(client.Object)
 	bp := r.kind.of(obj)
-	var missing []string
+	var missing []string // resources, in spec order
 	for _, ref := range bp.templateRefs() {
-		tpl, err := newTemplate(ref.template.kind)
-		if err != nil {
-			missing = append(missing, ref.template.String())
+		if slices.Contains(missing, ref.resource) {
 			continue
 		}
-		if err := r.client.Get(ctx, client.ObjectKey{Name: ref.template.name}, tpl); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, err
-			}
-			missing = append(missing, ref.template.String())
+		tpl, err := newTemplate(ref.template.kind)
+		if err == nil {
+			err = r.client.Get(ctx, client.ObjectKey{Name: ref.template.name}, tpl)
+		}
+		if err != nil && !apierrors.IsNotFound(err) && tpl != nil {
+			return ctrl.Result{}, err
+		}
+		if err != nil {
+			missing = append(missing, ref.resource)
 		}
 	}
 	prev := bp.status.DeepCopy()
@@ -71,16 +73,16 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	return ctrl.Result{}, client.IgnoreNotFound(r.client.Status().Patch(ctx, obj, client.MergeFrom(orig)))
 }
 
-// blueprintConditions is TemplatesReady and Ready for the given missing templates.
+// blueprintConditions is TemplatesReady and Ready, given the resources whose template is
+// missing, named in Cartographer's words.
 func blueprintConditions(missing []string, generation int64) []metav1.Condition {
 	ready := metav1.Condition{
 		Type: v1alpha1.ConditionTemplatesReady, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.ReasonReady, ObservedGeneration: generation,
 	}
 	if len(missing) > 0 {
-		slices.Sort(missing)
 		ready.Status, ready.Reason = metav1.ConditionFalse, v1alpha1.ReasonTemplatesNotFound
-		ready.Message = fmt.Sprintf("did not find the templates [%s]", strings.Join(slices.Compact(missing), ", "))
+		ready.Message = fmt.Sprintf("did not find the template of the resource(s) [%s]", strings.Join(missing, ", "))
 	}
 	top := ready
 	top.Type = v1alpha1.ConditionReady

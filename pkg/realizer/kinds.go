@@ -77,7 +77,7 @@ var deliverableKind = &ownerKind{
 }
 
 // ownerKinds are every owner kind, each realized by its own instance of the one reconciler.
-var ownerKinds = []*ownerKind{workloadKind}
+var ownerKinds = []*ownerKind{workloadKind, deliverableKind}
 
 var supplyChainKind = &blueprintKind{
 	kind:      v1alpha1.KindClusterSupplyChain,
@@ -111,7 +111,7 @@ var deliveryKind = &blueprintKind{
 
 // blueprintKinds are every blueprint kind, each served by its own instance of the one
 // blueprint reconciler.
-var blueprintKinds = []*blueprintKind{supplyChainKind}
+var blueprintKinds = []*blueprintKind{supplyChainKind, deliveryKind}
 
 // blueprint is a ClusterSupplyChain or a ClusterDelivery as the realizer reads it.
 type blueprint struct {

@@ -22,10 +22,10 @@ import (
 // ServiceAccount, so the manager only reads them (any kind a template may stamp,
 // hence the wildcard, always through label-filtered informers), reads carto.run
 // kinds, writes their status, impersonates service accounts, records events and
-// deletes Workloads whose ttlSecondsAfterFinished has passed.
+// deletes owners whose ttlSecondsAfterFinished has passed.
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 // +kubebuilder:rbac:groups=carto.run,resources=clustersupplychains/status;clusterdeliveries/status;clustersourcetemplates/status;clusterimagetemplates/status;clusterconfigtemplates/status;clusterdeploymenttemplates/status;clustertemplates/status;workloads/status;deliverables/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=carto.run,resources=workloads,verbs=delete
+// +kubebuilder:rbac:groups=carto.run,resources=workloads;deliverables,verbs=delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 

@@ -40,6 +40,8 @@ type OwnerReconciler struct {
 	watch    *watcher
 	recorder record.EventRecorder
 	now      func() metav1.Time
+	// created are the immutable objects created but not yet seen in the cache.
+	created createdObjects
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,

@@ -60,6 +60,13 @@ type resourceResult struct {
 	values map[string]any
 	// secret marks values read from a Secret (or passed through from one).
 	secret bool
+	// immutable marks a resource whose template stamps a new object per change.
+	immutable bool
+	// passThrough marks a resource that forwarded an input: it has no object, so no Healthy.
+	passThrough bool
+	// held says why a submitted resource's outputs are held back from later resources
+	// (an immutable object that is not healthy yet); empty otherwise.
+	held string
 }
 
 func (rz *realization) previous(name string) *v1alpha1.ResourceStatus {
@@ -142,20 +149,23 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] from template [%s/%s]: %v", res.name, tpl.kind, tpl.name, err))
 	}
 
+	out.immutable = tpl.spec.IsImmutable()
 	live, cond, err := rz.apply(res, tpl, obj)
 	if cond != nil {
 		return retry(*cond, err)
 	}
 	out.status.StampedRef = rz.stampedRef(live)
 	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
-	rz.judgeLive(out, tpl, live)
+	rz.judgeLive(out, tpl, live, inputs.Deployment)
 	return out, nil
 }
 
 // judgeLive reads a live object's outputs and judges its health and rules into out.
-// An output that cannot be read turns ResourceSubmitted into MissingValueAtPath.
-func (rz *realization) judgeLive(out *resourceResult, tpl template, live *unstructured.Unstructured) {
-	values, err := stamp.ReadOutputs(live, tpl.outputs)
+// An output that cannot be read turns ResourceSubmitted into MissingValueAtPath; a
+// deployment that has not succeeded, into its verdict. deployment is the resource's
+// deployment input, which a ClusterDeploymentTemplate passes through as its outputs.
+func (rz *realization) judgeLive(out *resourceResult, tpl template, live *unstructured.Unstructured, deployment *stamp.Source) {
+	values, err := readOutputs(out.status.Name, tpl, live, deployment)
 	scope := health.NewScope(live.Object) // one CEL budget for the object's health and rules
 	out.healthy = judge(live, tpl, err == nil, scope)
 	out.rules = workitems.Evaluate(tpl.spec.ConditionRules, live, scope)
@@ -164,16 +174,48 @@ func (rz *realization) judgeLive(out *resourceResult, tpl template, live *unstru
 		redactMessages(&out.healthy, out.rules)
 	}
 	var syntax *fieldpath.SyntaxError
+	var pending *pendingError
 	switch {
 	case errors.As(err, &syntax):
 		out.submitted = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
 			"template [%s/%s] has an invalid output path: %v", tpl.kind, tpl.name, err)
+	case errors.As(err, &pending):
+		out.submitted = pending.condition
 	case err != nil:
 		out.submitted = missingValue(err, live, out.healthy)
 	default:
-		out.values = values
 		out.status.Outputs = rz.outputs(out.status.Name, values, out.secret)
+		out.values = values
+		if tpl.spec.IsImmutable() && out.healthy.Status != metav1.ConditionTrue {
+			// Later resources are stamped from an immutable object only once it is
+			// healthy (a run that succeeded).
+			out.values = nil
+			out.held = fmt.Sprintf("object [%s/%s] is not healthy yet", live.GetKind(), live.GetName())
+		}
 	}
+}
+
+// pendingError is an output that is not there yet for a reason the resource's
+// ResourceSubmitted condition states (a deployment that has not succeeded).
+type pendingError struct{ condition metav1.Condition }
+
+func (e *pendingError) Error() string { return e.condition.Message }
+
+// readOutputs reads the template's outputs from its object. A ClusterDeploymentTemplate
+// has no output paths: once its object succeeded it passes the deployment input through
+// as url and revision.
+func readOutputs(resource string, tpl template, live *unstructured.Unstructured, deployment *stamp.Source) (map[string]any, error) {
+	if tpl.deployment == nil {
+		return stamp.ReadOutputs(live, tpl.outputs)
+	}
+	if verdict := stamp.DeploymentSucceeded(tpl.deployment, live, resource); verdict != nil {
+		return nil, &pendingError{*verdict}
+	}
+	if deployment == nil {
+		return nil, &pendingError{submitted(metav1.ConditionUnknown, v1alpha1.ReasonMissingValueAtPath,
+			"waiting for input [deployment] from resource [%s]", resource)}
+	}
+	return map[string]any{stamp.OutputURL: deployment.URL, stamp.OutputRevision: deployment.Revision}, nil
 }
 
 // observeOnly handles a resource that must not be applied: it completed, or its
@@ -205,15 +247,25 @@ func (rz *realization) observeOnly(res *resourceSpec, prev *v1alpha1.ResourceSta
 	out.status.Conditions, out.status.Outputs = nil, prev.Outputs
 	out.status.ObservedGeneration = rz.owner.GetGeneration() // finished, not stale
 	out.submitted = *was
-	rz.judgeLive(out, templateOf(tplObj), live)
+	var deployment *stamp.Source
+	if values, ok := stamp.OutputValues(prev.Outputs); ok && values[stamp.OutputURL] != nil {
+		deployment = &stamp.Source{URL: values[stamp.OutputURL], Revision: values[stamp.OutputRevision]}
+	}
+	rz.judgeLive(out, templateOf(tplObj), live, deployment)
 	out.rules = workitems.Freeze(prev.Conditions, out.rules)
 	return out
 }
 
-// inputs gathers the outputs of the earlier resources this one consumes. A producer
-// that has not delivered yet makes this resource wait, carrying the producer's reason.
+// inputs gathers the outputs of the earlier resources this one consumes, in the order
+// sources, images, deployment, configs. A producer that has not delivered yet makes this
+// resource wait, carrying the producer's reason.
 func (rz *realization) inputs(res *resourceSpec, out *resourceResult) (stamp.Inputs, *metav1.Condition) {
 	in := stamp.Inputs{Sources: map[string]stamp.Source{}, Images: map[string]any{}, Configs: map[string]any{}}
+	var deployment []v1alpha1.ResourceReference
+	if res.deployment != nil {
+		// The deployment goes by "deployment" in the context and in messages.
+		deployment = []v1alpha1.ResourceReference{{Name: "deployment", Resource: res.deployment.Resource}}
+	}
 	groups := []struct {
 		refs  []v1alpha1.ResourceReference
 		names []string
@@ -223,6 +275,9 @@ func (rz *realization) inputs(res *resourceSpec, out *resourceResult) (stamp.Inp
 			in.Sources[n] = stamp.Source{URL: v[stamp.OutputURL], Revision: v[stamp.OutputRevision]}
 		}},
 		{res.images, []string{stamp.OutputImage}, func(n string, v map[string]any) { in.Images[n] = v[stamp.OutputImage] }},
+		{deployment, []string{stamp.OutputURL, stamp.OutputRevision}, func(_ string, v map[string]any) {
+			in.Deployment = &stamp.Source{URL: v[stamp.OutputURL], Revision: v[stamp.OutputRevision]}
+		}},
 		{res.configs, []string{stamp.OutputConfig}, func(n string, v map[string]any) { in.Configs[n] = v[stamp.OutputConfig] }},
 	}
 	for _, g := range groups {
@@ -246,7 +301,11 @@ func (rz *realization) inputs(res *resourceSpec, out *resourceResult) (stamp.Inp
 				if c.Status == metav1.ConditionFalse {
 					c.Status = metav1.ConditionUnknown
 				}
-				c.Message = fmt.Sprintf("waiting for input [%s] from resource [%s]: %s", ref.Name, ref.Resource, producer.submitted.Message)
+				why := producer.submitted.Message
+				if producer.held != "" {
+					why = producer.held
+				}
+				c.Message = fmt.Sprintf("waiting for input [%s] from resource [%s]: %s", ref.Name, ref.Resource, why)
 				return in, &c
 			}
 			for _, n := range g.names {
@@ -273,7 +332,10 @@ func (rz *realization) stamp(res *resourceSpec, tpl template, in stamp.Inputs) (
 	if err != nil {
 		return nil, err
 	}
-	if obj.GetAPIVersion() == "" || obj.GetKind() == "" || obj.GetName() == "" {
+	switch {
+	case tpl.spec.IsImmutable() && (obj.GetName() != "" || obj.GetGenerateName() == ""):
+		return nil, fmt.Errorf("a template with lifecycle %s must set metadata.generateName, not metadata.name", tpl.spec.Lifecycle)
+	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.spec.IsImmutable()):
 		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
 	}
 	obj.SetNamespace(rz.owner.GetNamespace())
@@ -331,6 +393,13 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 	}
 	if _, err := rz.r.watch.ensure(rz.ctx, gvk); err != nil {
 		return rejected(err)
+	}
+	if tpl.spec.IsImmutable() {
+		live, err := rz.createImmutable(res, tpl, obj)
+		if err != nil {
+			return rejected(err)
+		}
+		return live, nil, nil
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
@@ -434,6 +503,7 @@ func (rz *realization) passThrough(res *resourceSpec, input string, out *resourc
 		return out, nil
 	}
 	out.status.StampedRef = nil
+	out.passThrough = true
 	out.values, out.secret = p.values, p.secret
 	out.status.Outputs = rz.outputs(res.name, p.values, p.secret)
 	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonPassThrough, "")
@@ -445,7 +515,9 @@ func (rz *realization) passThrough(res *resourceSpec, input string, out *resourc
 // chain or now stamp a different object.
 func (rz *realization) prune(now []*resourceResult) {
 	current := map[string]v1alpha1.StampedRef{}
+	immutable := map[string]bool{}
 	for _, res := range now {
+		immutable[res.status.Name] = res.immutable
 		if res.status.StampedRef != nil {
 			current[res.status.Name] = *res.status.StampedRef
 		}
@@ -456,6 +528,9 @@ func (rz *realization) prune(now []*resourceResult) {
 		}
 		if ref, ok := current[prev.Name]; ok && sameObject(ref, *prev.StampedRef) {
 			continue
+		}
+		if immutable[prev.Name] {
+			continue // its older objects are the retention policy's to delete
 		}
 		obj := &unstructured.Unstructured{}
 		obj.SetAPIVersion(prev.StampedRef.APIVersion)

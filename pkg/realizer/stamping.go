@@ -73,7 +73,7 @@ func chooseOption(kind *ownerKind, res *resourceSpec, owner map[string]any) (sel
 
 // judge is the resource's Healthy condition.
 func judge(obj *unstructured.Unstructured, tpl template, outputsRead bool, scope *health.Scope) metav1.Condition {
-	in := health.Input{Object: obj, HasOutputs: len(tpl.outputs) > 0, OutputsRead: outputsRead, Scope: scope}
+	in := health.Input{Object: obj, HasOutputs: len(tpl.outputs) > 0 || tpl.deployment != nil, OutputsRead: outputsRead, Scope: scope}
 	if tpl.spec != nil {
 		in.Rule = tpl.spec.EffectiveHealthRule()
 	}

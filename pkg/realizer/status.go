@@ -1,6 +1,7 @@
 package realizer
 
 import (
+	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,66 +27,80 @@ type observation struct {
 // observed, the owner's generation and the time.
 func ownerStatus(kind *ownerKind, prev *v1alpha1.OwnerStatus, obs *observation, generation int64, now metav1.Time) v1alpha1.OwnerStatus {
 	st := v1alpha1.OwnerStatus{ObservedGeneration: generation}
-
-	var healths []health.ResourceCondition
-	var rules []workitems.ResourceConditions
+	bp := withGeneration(obs.blueprint, generation)
 	if obs.keepResources {
+		// No blueprint to realize: there are no resources to submit or judge, so the
+		// owner has only its blueprint condition, Ready (which copies it) and
+		// Available, as in Cartographer. Resource entries and rule conditions stay as
+		// they were, so objects can still be pruned and a verdict is not forgotten.
 		st.Resources = prev.Resources
-	} else {
-		for _, res := range obs.resources {
-			rs := res.status
-			ready := health.ResourceReady(generation, &res.submitted, &res.healthy)
-			var old []metav1.Condition
-			for _, p := range prev.Resources {
-				if p.Name == rs.Name {
-					old = p.Conditions
-				}
-			}
-			if !res.frozen {
-				want := append([]metav1.Condition{res.submitted, res.healthy, ready}, res.rules...)
-				for i := range want {
-					want[i].ObservedGeneration = generation
-				}
-				rs.Conditions = mergeConditions(old, want, now)
-			}
-			st.Resources = append(st.Resources, rs)
-			healths = append(healths, health.ResourceCondition{Name: rs.Name, Condition: &res.healthy})
-			var types []string
-			for _, c := range res.rules {
-				types = append(types, c.Type)
-			}
-			rules = append(rules, workitems.ResourceConditions{Name: rs.Name, Conditions: rs.Conditions, RuleTypes: types})
-		}
-	}
-
-	sc := withGeneration(obs.blueprint, generation)
-	submitted := withGeneration(resourcesSubmitted(sc, obs.resources), generation)
-	healthy := health.ResourcesHealthy(generation, healths)
-	if obs.keepResources {
-		healthy.Status, healthy.Message = metav1.ConditionUnknown, "no resources were stamped: the supply chain is not ready"
-	}
-	// Every resource is stamped and judged at this generation whenever the supply chain
-	// could be realized; frozen resources (a later issue) will count as current too.
-	current := !obs.keepResources
-	ready := health.OwnerReady(health.OwnerReadyInput{
-		Generation: generation, BlueprintReady: &sc, ResourcesSubmitted: &submitted, ResourcesHealthy: &healthy, AllCurrent: current,
-	})
-	available := health.Available(health.AvailableInput{
-		Previous: meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionAvailable), ResourcesHealthy: &healthy,
-		Generation: generation, AllCurrent: current,
-	})
-	owner := []metav1.Condition{sc, submitted, healthy, ready, available}
-	if obs.keepResources {
-		// Nothing was evaluated: rule conditions stay as they were.
+		ready := bp
+		ready.Type = v1alpha1.ConditionReady
+		available := health.Available(health.AvailableInput{
+			Previous: meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionAvailable), Generation: generation,
+		})
+		owner := []metav1.Condition{bp, ready, available}
 		for _, c := range prev.Conditions {
 			if !slices.Contains(kind.conditionTypes(), c.Type) {
 				owner = append(owner, c)
 			}
 		}
-	} else {
-		for _, c := range workitems.OwnerConditions(rules) {
-			owner = append(owner, withGeneration(c, generation))
+		st.Conditions = mergeConditions(prev.Conditions, owner, now)
+		return st
+	}
+
+	var healths []health.ResourceCondition
+	var rules []workitems.ResourceConditions
+	for _, res := range obs.resources {
+		rs := res.status
+		healthy := res.healthy
+		if res.passThrough {
+			// Nothing was stamped, so there is no object to judge: Ready is submission alone.
+			healthy = metav1.Condition{Type: v1alpha1.ConditionHealthy, Status: metav1.ConditionTrue}
 		}
+		ready := health.ResourceReady(generation, &res.submitted, &healthy)
+		var old []metav1.Condition
+		for _, p := range prev.Resources {
+			if p.Name == rs.Name {
+				old = p.Conditions
+			}
+		}
+		if !res.frozen {
+			want := []metav1.Condition{res.submitted, res.healthy, ready}
+			if res.passThrough {
+				want = []metav1.Condition{res.submitted, ready}
+			}
+			want = append(want, res.rules...)
+			for i := range want {
+				want[i].ObservedGeneration = generation
+			}
+			rs.Conditions = mergeConditions(old, want, now)
+		}
+		st.Resources = append(st.Resources, rs)
+		if !res.passThrough {
+			healths = append(healths, health.ResourceCondition{Name: rs.Name, Condition: &res.healthy})
+		}
+		var types []string
+		for _, c := range res.rules {
+			types = append(types, c.Type)
+		}
+		rules = append(rules, workitems.ResourceConditions{Name: rs.Name, Conditions: rs.Conditions, RuleTypes: types})
+	}
+
+	submitted := withGeneration(resourcesSubmitted(obs.resources), generation)
+	healthy := health.ResourcesHealthy(generation, healths)
+	// Every resource is stamped and judged at this generation whenever the blueprint
+	// could be realized; frozen resources count as current too.
+	ready := health.OwnerReady(health.OwnerReadyInput{
+		Generation: generation, BlueprintReady: &bp, ResourcesSubmitted: &submitted, ResourcesHealthy: &healthy, AllCurrent: true,
+	})
+	available := health.Available(health.AvailableInput{
+		Previous: meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionAvailable), ResourcesHealthy: &healthy,
+		Generation: generation, AllCurrent: true,
+	})
+	owner := []metav1.Condition{bp, submitted, healthy, ready, available}
+	for _, c := range workitems.OwnerConditions(rules) {
+		owner = append(owner, withGeneration(c, generation))
 	}
 	st.Conditions = mergeConditions(prev.Conditions, owner, now)
 	return st
@@ -105,20 +120,24 @@ func withGeneration(c metav1.Condition, generation int64) metav1.Condition {
 }
 
 // resourcesSubmitted is True when every resource was submitted; otherwise it carries
-// the first False resource's reason and message, else the first Unknown one's. With
-// no usable supply chain it is Unknown with the supply chain's reason.
-func resourcesSubmitted(sc metav1.Condition, res []*resourceResult) metav1.Condition {
+// the first False resource's reason and message, else the first Unknown one's. A
+// deployment's verdict (ConditionNotMet, FailedConditionMet) is named by resource, as
+// Cartographer words it.
+func resourcesSubmitted(res []*resourceResult) metav1.Condition {
 	c := metav1.Condition{Type: v1alpha1.ConditionResourcesSubmitted, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonResourceSubmissionComplete}
-	if sc.Status != metav1.ConditionTrue {
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, sc.Reason, "no resources were submitted: the supply chain is not ready"
-		return c
-	}
 	for _, want := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionUnknown} {
 		for _, r := range res {
-			if r.submitted.Status == want {
-				c.Status, c.Reason, c.Message = want, r.submitted.Reason, r.submitted.Message
-				return c
+			if r.submitted.Status != want {
+				continue
 			}
+			c.Status, c.Reason, c.Message = want, r.submitted.Reason, r.submitted.Message
+			switch r.submitted.Reason {
+			case v1alpha1.ReasonConditionNotMet:
+				c.Message = fmt.Sprintf("resource [%s] condition not met: %s", r.status.Name, r.submitted.Message)
+			case v1alpha1.ReasonFailedConditionMet:
+				c.Message = fmt.Sprintf("resource [%s] failed condition met: %s", r.status.Name, r.submitted.Message)
+			}
+			return c
 		}
 	}
 	return c

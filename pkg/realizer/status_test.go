@@ -32,11 +32,24 @@ func TestWorkloadStatus(t *testing.T) {
 	rejected.submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer, "forbidden")
 	rejected.healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonNoStampedObject, "no object has been stamped yet")
 
+	notMet := ok("deployer")
+	notMet.values = nil
+	notMet.submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionUnknown, v1alpha1.ReasonConditionNotMet, "input [spec.a] and output [status.a] do not match: 1 != 2")
+	notMet.healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonOutputNotAvailable, "waiting for the object's outputs")
+	passed := ok("tester")
+	passed.passThrough = true
+	passed.submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionTrue, v1alpha1.ReasonPassThrough, "")
+	passed.healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonNoStampedObject, "never reported")
+	deliveryReady := cond(v1alpha1.ConditionDeliveryReady, metav1.ConditionTrue, v1alpha1.ReasonReady, "")
+
 	tests := []struct {
 		name string
+		kind *ownerKind
 		prev v1alpha1.OwnerStatus
 		obs  observation
 		want []metav1.Condition
+		// wantResource are the last resource's conditions, when set.
+		wantResource []metav1.Condition
 	}{
 		{
 			name: "no supply chain matches",
@@ -46,8 +59,6 @@ func TestWorkloadStatus(t *testing.T) {
 			},
 			want: []metav1.Condition{
 				cond(v1alpha1.ConditionSupplyChainReady, metav1.ConditionFalse, v1alpha1.ReasonSupplyChainNotFound, "no supply chain found"),
-				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionUnknown, v1alpha1.ReasonSupplyChainNotFound, "no resources were submitted: the supply chain is not ready"),
-				cond(v1alpha1.ConditionResourcesHealthy, metav1.ConditionUnknown, v1alpha1.ReasonHealthyConditionRule, "no resources were stamped: the supply chain is not ready"),
 				cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonSupplyChainNotFound, "no supply chain found"),
 				cond(v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonNotYetAvailable, "no generation has been healthy yet"),
 			},
@@ -74,13 +85,50 @@ func TestWorkloadStatus(t *testing.T) {
 				cond(v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonNotYetAvailable, "no generation has been healthy yet"),
 			},
 		},
+		{
+			name: "a deployment not yet succeeded is named by resource",
+			kind: deliverableKind,
+			obs:  observation{blueprint: deliveryReady, resources: []*resourceResult{ok("source"), notMet}},
+			want: []metav1.Condition{
+				deliveryReady,
+				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionUnknown, v1alpha1.ReasonConditionNotMet, "resource [deployer] condition not met: input [spec.a] and output [status.a] do not match: 1 != 2"),
+				cond(v1alpha1.ConditionResourcesHealthy, metav1.ConditionUnknown, v1alpha1.ReasonHealthyConditionRule, "resource [deployer] health is unknown: waiting for the object's outputs"),
+				cond(v1alpha1.ConditionReady, metav1.ConditionUnknown, v1alpha1.ReasonConditionNotMet, "resource [deployer] condition not met: input [spec.a] and output [status.a] do not match: 1 != 2"),
+				cond(v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonNotYetAvailable, "no generation has been healthy yet"),
+			},
+		},
+		{
+			name: "a pass-through resource is not judged",
+			obs:  observation{blueprint: scReady, resources: []*resourceResult{ok("source"), passed}},
+			want: []metav1.Condition{
+				scReady,
+				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, ""),
+				cond(v1alpha1.ConditionResourcesHealthy, metav1.ConditionTrue, v1alpha1.ReasonHealthyConditionRule, ""),
+				cond(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady, ""),
+				cond(v1alpha1.ConditionAvailable, metav1.ConditionTrue, v1alpha1.ReasonHealthyAtGeneration, "all resources were healthy at generation 3"),
+			},
+			wantResource: []metav1.Condition{
+				cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionTrue, v1alpha1.ReasonPassThrough, ""),
+				cond(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady, ""),
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ownerStatus(workloadKind, &tt.prev, &tt.obs, gen, now)
+			kind := tt.kind
+			if kind == nil {
+				kind = workloadKind
+			}
+			got := ownerStatus(kind, &tt.prev, &tt.obs, gen, now)
 			ignore := cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime", "ObservedGeneration")
 			if diff := cmp.Diff(tt.want, got.Conditions, ignore); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			if tt.wantResource != nil {
+				last := got.Resources[len(got.Resources)-1].Conditions
+				if diff := cmp.Diff(tt.wantResource, last, ignore); diff != "" {
+					t.Errorf("last resource's conditions (-want +got):\n%s", diff)
+				}
 			}
 			if got.ObservedGeneration != gen {
 				t.Errorf("observedGeneration = %d, want %d", got.ObservedGeneration, gen)

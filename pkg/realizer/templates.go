@@ -29,6 +29,9 @@ type template struct {
 	spec    *v1alpha1.TemplateSpec
 	outputs []stamp.OutputPath
 	status  *v1alpha1.TemplateStatus
+	// deployment is set for a ClusterDeploymentTemplate, whose outputs pass its
+	// deployment input through once its object succeeded.
+	deployment *v1alpha1.ClusterDeploymentTemplateSpec
 }
 
 func newTemplate(kind string) (client.Object, error) {
@@ -50,6 +53,7 @@ func templateOf(obj client.Object) template {
 		t.kind, t.spec, t.status = v1alpha1.KindClusterConfigTemplate, &o.Spec.TemplateSpec, &o.Status
 	case *v1alpha1.ClusterDeploymentTemplate:
 		t.kind, t.spec, t.status = v1alpha1.KindClusterDeploymentTemplate, &o.Spec.TemplateSpec, &o.Status
+		t.deployment = &o.Spec
 	case *v1alpha1.ClusterTemplate:
 		t.kind, t.spec, t.status = v1alpha1.KindClusterTemplate, &o.Spec, &o.Status
 	}

@@ -22,7 +22,8 @@ type OptionsMatchError struct {
 	Owner string
 	// Options names every option, in order.
 	Options []string
-	// Matched names the options that matched, in order; empty when none did.
+	// Matched names the options that matched equally well at the top score, in order; empty when
+	// none matched.
 	Matched []string
 }
 
@@ -60,14 +61,16 @@ func OptionName(o v1alpha1.TemplateOption) string {
 	return "passThrough=" + o.PassThrough
 }
 
-// ChooseOption returns the one option whose selector matches owner. Zero or several matches are an
-// *OptionsMatchError; an option whose selector cannot be evaluated is an *OptionSelectorError, since
-// without it nobody can tell whether exactly one option matches. terms.Owner names the owner kind in
-// messages.
+// ChooseOption returns the option whose selector matches owner with the most satisfied
+// requirements (the most specific one). No match, or a tie at the top, is an *OptionsMatchError
+// naming the tied options; an option whose selector cannot be evaluated is an
+// *OptionSelectorError, since without it nobody can tell which option is the most specific.
+// terms.Owner names the owner kind in messages.
 func ChooseOption(terms Terms, owner Owner, options []v1alpha1.TemplateOption) (Choice, error) {
 	var (
 		names   = make([]string, 0, len(options))
-		matched []string
+		best    []string
+		highest int
 		chosen  v1alpha1.TemplateOption
 	)
 	for _, o := range options {
@@ -77,13 +80,16 @@ func ChooseOption(terms Terms, owner Owner, options []v1alpha1.TemplateOption) (
 		if err != nil {
 			return Choice{}, &OptionSelectorError{Option: name, Err: err}
 		}
-		if m.Matched {
-			matched = append(matched, name)
-			chosen = o
+		switch {
+		case !m.Matched || m.Score < highest:
+		case m.Score > highest:
+			highest, best, chosen = m.Score, []string{name}, o
+		default:
+			best = append(best, name)
 		}
 	}
-	if len(matched) != 1 {
-		return Choice{}, &OptionsMatchError{Owner: terms.Owner, Options: names, Matched: matched}
+	if len(best) != 1 {
+		return Choice{}, &OptionsMatchError{Owner: terms.Owner, Options: names, Matched: best}
 	}
 	return Choice{Template: chosen.Name, PassThrough: chosen.PassThrough}, nil
 }

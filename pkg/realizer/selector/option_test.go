@@ -56,6 +56,17 @@ func TestChooseOption(t *testing.T) {
 			wantMatchErr: "expected exactly 1 option to match, found [a passThrough=source]",
 		},
 		{
+			name: "the most specific match wins",
+			options: []v1alpha1.TemplateOption{
+				option("general", gitSet),
+				{Name: "specific", Selector: v1alpha1.Selector{
+					MatchLabels: map[string]string{"team": "a"},
+					MatchFields: []v1alpha1.FieldSelectorRequirement{gitSet},
+				}},
+			},
+			want: selector.Choice{Template: "specific"},
+		},
+		{
 			name:       "invalid jsonpath names the option and key",
 			options:    []v1alpha1.TemplateOption{option("a", gitSet), option("b", field("spec.[", v1alpha1.FieldSelectorOpExists))},
 			wantSelErr: `option "b": matchFields[0].key "spec.[": unterminated array`,

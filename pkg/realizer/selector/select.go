@@ -88,7 +88,7 @@ func Select(terms Terms, owner Owner, candidates []Candidate) Selection {
 	if len(owner.Labels) == 0 {
 		return Selection{
 			Reason:  terms.LabelsMissing,
-			Message: fmt.Sprintf("%s is missing required labels", terms.Owner),
+			Message: fmt.Sprintf("%s has no labels to match to %s", terms.Owner, terms.Blueprint),
 		}
 	}
 	var (
@@ -127,7 +127,7 @@ func Select(terms Terms, owner Owner, candidates []Candidate) Selection {
 	default:
 		return Selection{
 			Reason:  terms.MultipleMatches,
-			Message: fmt.Sprintf("more than one %s selected %s: %v", terms.Blueprint, terms.Owner, best),
+			Message: fmt.Sprintf("%s may only match a single %s's selector", terms.Owner, terms.Blueprint),
 			Errors:  errs,
 		}
 	}

@@ -34,7 +34,7 @@ func TestSelect(t *testing.T) {
 			terms:      selector.WorkloadTerms,
 			owner:      workload(nil),
 			candidates: []selector.Candidate{{Name: "fields-only", Selector: gitExists}},
-			want:       selector.Selection{Reason: v1alpha1.ReasonWorkloadLabelsMissing, Message: "workload is missing required labels"},
+			want:       selector.Selection{Reason: v1alpha1.ReasonWorkloadLabelsMissing, Message: "workload has no labels to match to supply chain"},
 		},
 		{
 			name:       "no candidate matches",
@@ -99,7 +99,7 @@ func TestSelect(t *testing.T) {
 			},
 			want: selector.Selection{
 				Reason:  v1alpha1.ReasonMultipleSupplyChainMatches,
-				Message: "more than one supply chain selected workload: [alpha zeta]",
+				Message: "workload may only match a single supply chain's selector",
 			},
 		},
 		{
@@ -137,14 +137,14 @@ func TestSelect(t *testing.T) {
 			},
 			want: selector.Selection{
 				Reason:  v1alpha1.ReasonMultipleDeliveryMatches,
-				Message: "more than one delivery selected deliverable: [a b]",
+				Message: "deliverable may only match a single delivery's selector",
 			},
 		},
 		{
 			name:  "deliverable without labels",
 			terms: selector.DeliverableTerms,
 			owner: workload(map[string]any{}),
-			want:  selector.Selection{Reason: v1alpha1.ReasonDeliverableLabelsMissing, Message: "deliverable is missing required labels"},
+			want:  selector.Selection{Reason: v1alpha1.ReasonDeliverableLabelsMissing, Message: "deliverable has no labels to match to delivery"},
 		},
 	}
 	for _, tt := range tests {

@@ -25,11 +25,13 @@ type Inputs struct {
 	Images map[string]any
 	// Configs are read as $(configs.<name>.config)$.
 	Configs map[string]any
+	// Deployment is read as $(deployment.url)$ and $(deployment.revision)$ (deliveries only).
+	Deployment *Source
 }
 
 // NewContext returns what a template's tags read: the owner under each of ownerKeys (OwnerWorkload,
 // or OwnerDeliverable and OwnerWorkload), params, sources.<name>.{url,revision}, images.<name>.image and
-// configs.<name>.config. When exactly one input of a kind is present it is also available in the
+// configs.<name>.config, and deployment.{url,revision} when given. When exactly one input of a kind is present it is also available in the
 // singular, as Cartographer offers it: $(source.url)$, $(source.revision)$, $(image)$ and
 // $(config)$.
 //
@@ -56,6 +58,9 @@ func NewContext(ownerKeys []string, owner, params map[string]any, inputs Inputs)
 		"sources": sources,
 		"images":  images,
 		"configs": configs,
+	}
+	if d := inputs.Deployment; d != nil {
+		ctx["deployment"] = map[string]any{"url": d.URL, "revision": d.Revision}
 	}
 	for _, key := range ownerKeys {
 		ctx[key] = owner

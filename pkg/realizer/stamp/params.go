@@ -11,9 +11,9 @@ import (
 
 // Params returns the params a template sees, as decoded JSON values keyed by name (DESIGN §3.2).
 //
-// Only the params the template declares exist; others are ignored wherever they are given. Each
-// starts at the template's default and is overridden, in turn, by the blueprint's param, the
-// resource's param and the owner's param. The last blueprint or resource layer that sets a param
+// Each param starts at the template's default and is overridden, in turn, by the blueprint's
+// param, the resource's param and the owner's param. A param the template does not declare still
+// exists when any of them gives it, as in Cartographer, where templates rely on it. The last blueprint or resource layer that sets a param
 // decides whether the owner may override it: a value is fixed, a default is not. So a resource
 // default re-opens a param the supply chain fixed, and a resource value fixes one the supply chain
 // left open.
@@ -38,9 +38,6 @@ func Params(
 	}{{"blueprint", blueprint}, {"resource", resource}}
 	for _, layer := range layers {
 		for _, p := range layer.params {
-			if _, declared := params[p.Name]; !declared {
-				continue
-			}
 			given, isValue := p.Default, false
 			if p.Value != nil {
 				given, isValue = p.Value, true
@@ -56,7 +53,7 @@ func Params(
 		}
 	}
 	for _, p := range owner {
-		if isFixed, declared := fixed[p.Name]; !declared || isFixed {
+		if fixed[p.Name] {
 			continue
 		}
 		v, err := decode(&p.Value)

@@ -98,10 +98,11 @@ func TestParams(t *testing.T) {
 			want:  map[string]any{"p": "owner"},
 		},
 		{
-			name: "undeclared params do not exist", template: tmpl,
-			blueprint: []v1alpha1.BlueprintParam{value("q", `1`)}, resource: []v1alpha1.BlueprintParam{deflt("r", `2`)},
-			owner: []v1alpha1.OwnerParam{oparam("s", `3`)},
-			want:  map[string]any{"p": "template"},
+			name: "undeclared params reach the template, with the same precedence", template: tmpl,
+			blueprint: []v1alpha1.BlueprintParam{value("q", `1`), deflt("t", `"blueprint"`)},
+			resource:  []v1alpha1.BlueprintParam{deflt("r", `2`)},
+			owner:     []v1alpha1.OwnerParam{oparam("s", `3`), oparam("q", `9`), oparam("t", `"owner"`)},
+			want:      map[string]any{"p": "template", "q": int64(1), "r": int64(2), "s": int64(3), "t": "owner"},
 		},
 		{
 			name:     "values are decoded JSON with int64 integers",

@@ -74,6 +74,12 @@ const (
 	ReasonTemplateOptionsMatchError = "TemplateOptionsMatchError"
 	// ReasonResolveTemplateOptionsError means an option's selector could not be evaluated.
 	ReasonResolveTemplateOptionsError = "ResolveTemplateOptionsError"
+	// ReasonConditionNotMet means a ClusterDeploymentTemplate's object has not succeeded yet
+	// (observedMatches or observedCompletion); Unknown.
+	ReasonConditionNotMet = "ConditionNotMet"
+	// ReasonFailedConditionMet means a ClusterDeploymentTemplate's object met its observedCompletion
+	// failure condition; False.
+	ReasonFailedConditionMet = "FailedConditionMet"
 )
 
 // Reasons of Healthy, ResourcesHealthy and Available.

@@ -9,6 +9,7 @@ import (
 // rules that judge the stamped object. Each kind inlines it into its spec.
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.healthyConditionRule) && has(self.healthRule))",message="set healthyConditionRule or healthRule, not both",fieldPath=".healthyConditionRule"
+// +kubebuilder:validation:XValidation:rule="!has(self.retentionPolicy) || (has(self.lifecycle) && self.lifecycle != 'mutable')",message="retentionPolicy requires lifecycle immutable or tekton",fieldPath=".retentionPolicy"
 type TemplateSpec struct {
 	// Template is the Kubernetes object to stamp, with $(...)$ tags. Its namespace is always the owner's.
 	// +required
@@ -37,16 +38,68 @@ type TemplateSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	ConditionRules []ConditionRule `json:"conditionRules,omitempty"`
+
+	// Lifecycle says whether the stamped object is updated in place (mutable, the default) or
+	// replaced by a new object, named through metadata.generateName, whenever the stamped content
+	// changes (immutable). tekton is immutable with the default health rule
+	// singleConditionType: Succeeded.
+	// +optional
+	// +kubebuilder:validation:Enum=mutable;immutable;tekton
+	Lifecycle Lifecycle `json:"lifecycle,omitempty"`
+
+	// RetentionPolicy bounds how many old objects of an immutable template are kept.
+	// +optional
+	RetentionPolicy *RetentionPolicy `json:"retentionPolicy,omitempty"`
 }
 
+// Lifecycle is how a template's stamped object follows changes.
+type Lifecycle string
+
+const (
+	// LifecycleMutable updates one object in place.
+	LifecycleMutable Lifecycle = "mutable"
+	// LifecycleImmutable creates a new object for every change and never updates an old one.
+	LifecycleImmutable Lifecycle = "immutable"
+	// LifecycleTekton is LifecycleImmutable with the default rule singleConditionType: Succeeded.
+	LifecycleTekton Lifecycle = "tekton"
+)
+
+// IsImmutable says whether the template stamps a new object per change.
+func (s *TemplateSpec) IsImmutable() bool {
+	return s.Lifecycle == LifecycleImmutable || s.Lifecycle == LifecycleTekton
+}
+
+// RetentionPolicy is how many finished objects of an immutable template are kept; the oldest beyond
+// these counts are deleted. An object whose health is True counts as a successful run, False as a
+// failed one; one still running counts as neither.
+type RetentionPolicy struct {
+	// MaxFailedRuns is how many failed objects are kept.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	MaxFailedRuns int64 `json:"maxFailedRuns"`
+
+	// MaxSuccessfulRuns is how many successful objects are kept.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	MaxSuccessfulRuns int64 `json:"maxSuccessfulRuns"`
+}
+
+// DefaultRetention is the retention of an immutable template without a retentionPolicy.
+var DefaultRetention = RetentionPolicy{MaxFailedRuns: 10, MaxSuccessfulRuns: 10}
+
 // EffectiveHealthRule returns the template's health rule, whichever of healthyConditionRule and
-// healthRule spells it, or nil when there is none. healthyConditionRule wins if, against the CRD's
-// validation, both are set.
+// healthRule spells it; without either, singleConditionType: Succeeded for lifecycle tekton, else
+// nil. healthyConditionRule wins if, against the CRD's validation, both are set.
 func (s *TemplateSpec) EffectiveHealthRule() *HealthRule {
-	if s.HealthyConditionRule != nil {
+	switch {
+	case s.HealthyConditionRule != nil:
 		return s.HealthyConditionRule
+	case s.HealthRule != nil:
+		return s.HealthRule
+	case s.Lifecycle == LifecycleTekton:
+		return &HealthRule{SingleConditionType: "Succeeded"}
 	}
-	return s.HealthRule
+	return nil
 }
 
 // TemplateParam is a param a template accepts and the value it has when nobody overrides it.

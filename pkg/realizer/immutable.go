@@ -1,0 +1,155 @@
+package realizer
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+)
+
+// annotationStampedAt orders the objects of an immutable resource: the time, to the
+// nanosecond, at which the realizer created each one (creationTimestamp has only
+// seconds, and two changes can come within one).
+const annotationStampedAt = "carto.run/stamped-at"
+
+// createImmutable realizes a resource whose template is immutable: it creates a new
+// object (named by the template's generateName) unless the newest object of the
+// resource was stamped from the same content, and returns the newest object. Old
+// objects are never updated; the oldest finished ones beyond the template's retention
+// policy are deleted.
+func (rz *realization) createImmutable(res *resourceSpec, tpl template, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	objects, err := rz.immutableObjects(res, obj)
+	if err != nil {
+		return nil, err
+	}
+	newest := len(objects) - 1
+	if newest < 0 || objects[newest].GetAnnotations()[annotationStampDigest] != obj.GetAnnotations()[annotationStampDigest] {
+		created := obj.DeepCopy()
+		annotations := created.GetAnnotations()
+		annotations[annotationStampedAt] = rz.r.now().UTC().Format(time.RFC3339Nano)
+		created.SetAnnotations(annotations)
+		if err := rz.client.Create(rz.ctx, created, client.FieldOwner(FieldManager)); err != nil {
+			return nil, err
+		}
+		rz.r.created.remember(rz.owner.GetUID(), res.name, created)
+		rz.r.event(rz.owner, v1alpha1.EventStampedObjectApplied, "Created %s/%s for resource [%s]", created.GetKind(), created.GetName(), res.name)
+		objects = append(objects, created)
+	}
+	rz.retain(res, tpl, objects)
+	return objects[len(objects)-1], nil
+}
+
+// immutableObjects lists the objects stamped for the resource, oldest first, from the
+// label-filtered cache, plus the one this process created last if the cache has not
+// seen it yet (so a quick second reconcile cannot create a duplicate).
+func (rz *realization) immutableObjects(res *resourceSpec, obj *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(obj.GroupVersionKind().GroupVersion().WithKind(obj.GetKind() + "List"))
+	labels := client.MatchingLabels{
+		rz.r.kind.labels.name:      rz.owner.GetName(),
+		rz.r.kind.labels.namespace: rz.owner.GetNamespace(),
+		v1alpha1.LabelResourceName: res.name,
+	}
+	if err := rz.r.stamped.List(rz.ctx, list, client.InNamespace(rz.owner.GetNamespace()), labels); err != nil {
+		return nil, err
+	}
+	var objects []*unstructured.Unstructured
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], rz.owner) {
+			objects = append(objects, &list.Items[i])
+		}
+	}
+	if last := rz.r.created.get(rz.owner.GetUID(), res.name); last != nil {
+		seen := slices.ContainsFunc(objects, func(o *unstructured.Unstructured) bool { return o.GetName() == last.GetName() })
+		if seen {
+			rz.r.created.forget(rz.owner.GetUID(), res.name)
+		} else if last.GroupVersionKind() == obj.GroupVersionKind() {
+			objects = append(objects, last)
+		}
+	}
+	slices.SortStableFunc(objects, func(a, b *unstructured.Unstructured) int {
+		return cmp.Or(
+			a.GetCreationTimestamp().Compare(b.GetCreationTimestamp().Time),
+			cmp.Compare(a.GetAnnotations()[annotationStampedAt], b.GetAnnotations()[annotationStampedAt]),
+			cmp.Compare(a.GetName(), b.GetName()),
+		)
+	})
+	return objects, nil
+}
+
+// retain deletes the oldest finished objects beyond the template's retention policy:
+// a healthy object is a successful run, an unhealthy one a failed run, and one whose
+// health is unknown is still running and kept. The newest object is always kept.
+func (rz *realization) retain(res *resourceSpec, tpl template, objects []*unstructured.Unstructured) {
+	policy := v1alpha1.DefaultRetention
+	if tpl.spec.RetentionPolicy != nil {
+		policy = *tpl.spec.RetentionPolicy
+	}
+	var succeeded, failed int64
+	for i := len(objects) - 2; i >= 0; i-- {
+		o := objects[i]
+		_, err := stamp.ReadOutputs(o, tpl.outputs)
+		var keep bool
+		switch judge(o, tpl, err == nil, nil).Status {
+		case metav1.ConditionTrue:
+			succeeded++
+			keep = succeeded <= policy.MaxSuccessfulRuns
+		case metav1.ConditionFalse:
+			failed++
+			keep = failed <= policy.MaxFailedRuns
+		default:
+			keep = true
+		}
+		if keep {
+			continue
+		}
+		if err := rz.client.Delete(rz.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			logf.FromContext(rz.ctx).Error(err, "deleting an old immutable object", "resource", res.name, "name", o.GetName())
+			continue
+		}
+		rz.r.event(rz.owner, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.name)
+	}
+}
+
+// createdObjects remembers, per owner and resource, the immutable object this process
+// created last, until the cache has seen it.
+type createdObjects struct {
+	mu      sync.Mutex
+	objects map[createdKey]*unstructured.Unstructured
+}
+
+type createdKey struct {
+	owner    types.UID
+	resource string
+}
+
+func (c *createdObjects) remember(owner types.UID, resource string, obj *unstructured.Unstructured) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.objects == nil {
+		c.objects = map[createdKey]*unstructured.Unstructured{}
+	}
+	c.objects[createdKey{owner, resource}] = obj
+}
+
+func (c *createdObjects) get(owner types.UID, resource string) *unstructured.Unstructured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.objects[createdKey{owner, resource}]
+}
+
+func (c *createdObjects) forget(owner types.UID, resource string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.objects, createdKey{owner, resource})
+}
