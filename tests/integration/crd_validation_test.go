@@ -50,6 +50,18 @@ var templateKinds = []struct {
 // templateRejections are TemplateSpec fragments every template kind must reject.
 var templateRejections = []rejection{
 	{
+		name:        "retention policy on a mutable template",
+		object:      "retentionPolicy: {maxFailedRuns: 1, maxSuccessfulRuns: 1}",
+		wantPath:    "spec.retentionPolicy",
+		wantMessage: "retentionPolicy requires lifecycle immutable or tekton",
+	},
+	{
+		name:        "unknown lifecycle",
+		object:      "lifecycle: forever",
+		wantPath:    "spec.lifecycle",
+		wantMessage: "Unsupported value",
+	},
+	{
 		name:        "health rule with two forms",
 		object:      "healthyConditionRule: {alwaysHealthy: {}, singleConditionType: Ready}",
 		wantPath:    "spec.healthyConditionRule",
@@ -475,6 +487,7 @@ func TestCRDValidationAcceptsSamples(t *testing.T) {
 	for _, want := range []string{
 		cartov1alpha1.KindClusterSourceTemplate, cartov1alpha1.KindClusterConfigTemplate,
 		cartov1alpha1.KindClusterTemplate, cartov1alpha1.KindClusterSupplyChain, cartov1alpha1.KindWorkload,
+		cartov1alpha1.KindClusterDeploymentTemplate, cartov1alpha1.KindClusterDelivery, cartov1alpha1.KindDeliverable,
 	} {
 		if !kinds[want] {
 			t.Errorf("samples/ has no %s", want)
