@@ -1,6 +1,8 @@
 package realizer
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -45,8 +47,16 @@ type blueprintKind struct {
 	newList   func() client.ObjectList
 	// of views a blueprint object of this kind as a blueprint.
 	of func(client.Object) *blueprint
-	// items views every item of a list of this kind.
-	items func(client.ObjectList) []*blueprint
+}
+
+// items views every item of a list of this kind as a blueprint.
+func (k *blueprintKind) items(list client.ObjectList) []*blueprint {
+	var out []*blueprint
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		out = append(out, k.of(o.(client.Object)))
+		return nil
+	})
+	return out
 }
 
 var workloadKind = &ownerKind{
@@ -84,14 +94,6 @@ var supplyChainKind = &blueprintKind{
 	newObject: func() client.Object { return &v1alpha1.ClusterSupplyChain{} },
 	newList:   func() client.ObjectList { return &v1alpha1.ClusterSupplyChainList{} },
 	of:        func(o client.Object) *blueprint { return supplyChainBlueprint(o.(*v1alpha1.ClusterSupplyChain)) },
-	items: func(l client.ObjectList) []*blueprint {
-		items := l.(*v1alpha1.ClusterSupplyChainList).Items
-		out := make([]*blueprint, len(items))
-		for i := range items {
-			out[i] = supplyChainBlueprint(&items[i])
-		}
-		return out
-	},
 }
 
 var deliveryKind = &blueprintKind{
@@ -99,14 +101,6 @@ var deliveryKind = &blueprintKind{
 	newObject: func() client.Object { return &v1alpha1.ClusterDelivery{} },
 	newList:   func() client.ObjectList { return &v1alpha1.ClusterDeliveryList{} },
 	of:        func(o client.Object) *blueprint { return deliveryBlueprint(o.(*v1alpha1.ClusterDelivery)) },
-	items: func(l client.ObjectList) []*blueprint {
-		items := l.(*v1alpha1.ClusterDeliveryList).Items
-		out := make([]*blueprint, len(items))
-		for i := range items {
-			out[i] = deliveryBlueprint(&items[i])
-		}
-		return out
-	},
 }
 
 // blueprintKinds are every blueprint kind, each served by its own instance of the one
