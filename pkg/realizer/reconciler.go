@@ -118,7 +118,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	if !equality.Semantic.DeepEqual(orig.GetOwnerStatus(), st) || !equality.Semantic.DeepEqual(orig.GetBlueprintRef(), obs.blueprintRef) {
 		// The optimistic lock makes a status computed from a stale copy lose to a newer
 		// one instead of overwriting it; the conflict re-queues with the fresh copy.
-		patch := client.MergeFromWithOptions(orig.(client.Object), client.MergeFromWithOptimisticLock{})
+		patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
 		if err := r.client.Status().Patch(ctx, owner, patch); err != nil {
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{Requeue: true}, nil
@@ -150,7 +150,7 @@ func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any)
 	if getErr := r.client.Get(ctx, req.NamespacedName, owner); getErr != nil {
 		return ctrl.Result{}, err
 	}
-	orig := owner.DeepCopyObject().(client.Object)
+	orig := owner.DeepCopyObject().(v1alpha1.Owner)
 	st := owner.GetOwnerStatus()
 	conds := slices.Clone(st.Conditions)
 	meta.SetStatusCondition(&conds, metav1.Condition{
@@ -179,7 +179,7 @@ func (r *OwnerReconciler) expire(ctx context.Context, owner v1alpha1.Owner, comp
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	uid := owner.GetUID()
-	err := r.client.Delete(ctx, owner.(client.Object), client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	err := r.client.Delete(ctx, owner, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err == nil {
 		logf.FromContext(ctx).Info("deleted finished "+r.kind.name, "ttlSecondsAfterFinished", *ttlSeconds)
 	}
