@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,17 +90,18 @@ func (rz *realization) immutableObjects(res *resourceSpec, obj *unstructured.Uns
 
 // retain deletes the oldest finished objects beyond the template's retention policy:
 // a healthy object is a successful run, an unhealthy one a failed run, and one whose
-// health is unknown is still running and kept. The newest object is always kept.
+// health is unknown is still running and kept. The newest object counts as a run but
+// is never deleted.
 func (rz *realization) retain(res *resourceSpec, tpl template, objects []*unstructured.Unstructured) {
 	policy := v1alpha1.DefaultRetention
 	if tpl.spec.RetentionPolicy != nil {
 		policy = *tpl.spec.RetentionPolicy
 	}
 	var succeeded, failed int64
-	for i := len(objects) - 2; i >= 0; i-- {
+	for i := len(objects) - 1; i >= 0; i-- {
 		o := objects[i]
 		_, err := stamp.ReadOutputs(o, tpl.outputs)
-		var keep bool
+		keep := true
 		switch judge(o, tpl, err == nil, nil).Status {
 		case metav1.ConditionTrue:
 			succeeded++
@@ -107,14 +109,16 @@ func (rz *realization) retain(res *resourceSpec, tpl template, objects []*unstru
 		case metav1.ConditionFalse:
 			failed++
 			keep = failed <= policy.MaxFailedRuns
-		default:
-			keep = true
 		}
-		if keep {
+		if keep || i == len(objects)-1 {
 			continue
 		}
-		if err := rz.client.Delete(rz.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			logf.FromContext(rz.ctx).Error(err, "deleting an old immutable object", "resource", res.name, "name", o.GetName())
+		err = rz.client.Delete(rz.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil {
+			// Not found: deleted already, and the cache has not heard yet.
+			if !apierrors.IsNotFound(err) {
+				logf.FromContext(rz.ctx).Error(err, "deleting an old immutable object", "resource", res.name, "name", o.GetName())
+			}
 			continue
 		}
 		rz.r.event(rz.owner, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.name)

@@ -92,13 +92,20 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 	}
 	out := &resourceResult{status: v1alpha1.ResourceStatus{Name: res.name, ObservedGeneration: rz.owner.GetGeneration()}}
 	if prev != nil {
-		// Until a new object is stamped, the old one is still this resource's.
-		out.status.StampedRef = prev.StampedRef
+		// Until a new object is stamped, the old one (and the template it came from)
+		// is still this resource's.
+		out.status.StampedRef, out.status.TemplateRef = prev.StampedRef, prev.TemplateRef
 	}
 	var tpl template // known once the template is read
 	retry := func(c metav1.Condition, err error) (*resourceResult, error) {
 		out.submitted = c
-		// The object stamped before, if any, is still there and still judged.
+		// The object stamped before, if any, is still there and still judged, by its
+		// own template when this pass did not get as far as reading one.
+		if ref := out.status.TemplateRef; tpl.spec == nil && ref != nil {
+			if obj, err := newTemplate(ref.Kind); err == nil && rz.r.client.Get(rz.ctx, client.ObjectKey{Name: ref.Name}, obj) == nil {
+				tpl = templateOf(obj)
+			}
+		}
 		var live *unstructured.Unstructured
 		if tpl.spec != nil && out.status.StampedRef != nil {
 			live = rz.live(out.status.StampedRef)
