@@ -1,0 +1,261 @@
+package realizer
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+)
+
+// annotationStampDigest holds the digest of the stamp last applied to an object. With
+// the live object holding every stamped field, an equal digest means an apply would
+// change nothing, so none is sent. (A field removed from the template changes the
+// digest, which a subset check alone would miss.)
+const annotationStampDigest = "carto.run/stamp-digest"
+
+// stamp interpolates the template and makes the object the owner's: its namespace,
+// Surveyor's labels and the owner as controller owner.
+func (rz *realization) stamp(res *resourceSpec, tpl template, in stamp.Inputs) (*unstructured.Unstructured, error) {
+	params, err := stamp.Params(tpl.spec.Params, rz.bp.params, res.params, rz.owner.GetParams())
+	if err != nil {
+		return nil, err
+	}
+	obj, err := stamp.Stamp(tpl.spec.Template.Raw, stamp.NewContext(rz.r.kind.contextKeys, rz.object, params, in))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case tpl.spec.IsImmutable() && (obj.GetName() != "" || obj.GetGenerateName() == ""):
+		return nil, fmt.Errorf("a template with lifecycle %s must set metadata.generateName, not metadata.name", tpl.spec.Lifecycle)
+	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.spec.IsImmutable()):
+		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
+	}
+	obj.SetNamespace(rz.owner.GetNamespace())
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range map[string]string{
+		rz.r.kind.labels.name:             rz.owner.GetName(),
+		rz.r.kind.labels.namespace:        rz.owner.GetNamespace(),
+		rz.r.kind.labels.blueprint:        rz.bp.name,
+		v1alpha1.LabelResourceName:        res.name,
+		v1alpha1.LabelTemplateKind:        tpl.kind,
+		v1alpha1.LabelClusterTemplateName: tpl.name,
+	} {
+		labels[k] = v
+	}
+	obj.SetLabels(labels)
+	obj.SetOwnerReferences([]metav1.OwnerReference{{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: rz.r.kind.kind,
+		Name: rz.owner.GetName(), UID: rz.owner.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}})
+	digest, err := digestOf(obj.Object)
+	if err != nil {
+		return nil, err
+	}
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationStampDigest] = digest
+	obj.SetAnnotations(annotations)
+	return obj, nil
+}
+
+// apply writes the object as the owner's ServiceAccount, unless the live object
+// already holds every stamped field, and returns the live object. A condition is
+// returned for what the user must fix; an error for what a retry may fix.
+func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.Unstructured) (*unstructured.Unstructured, *metav1.Condition, error) {
+	gvk := obj.GroupVersionKind()
+	rejected := func(err error) (*unstructured.Unstructured, *metav1.Condition, error) {
+		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
+			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.name, apiMessage(err))
+		switch {
+		case apierrors.IsForbidden(err):
+			// RBAC is fixed outside the owner (a RoleBinding is added) and nothing
+			// here watches RBAC, so a denial is retried with backoff.
+			return nil, &c, fmt.Errorf("%w: %w", errRetryLater, err)
+		case isTransient(err):
+			c.Status = metav1.ConditionUnknown
+			return nil, &c, err
+		}
+		return nil, &c, nil
+	}
+	if _, err := rz.r.watch.ensure(rz.ctx, gvk); err != nil {
+		return rejected(err)
+	}
+	if tpl.spec.IsImmutable() {
+		live, err := rz.createImmutable(res, tpl, obj)
+		if err != nil {
+			return rejected(err)
+		}
+		return live, nil, nil
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	err := rz.r.stamped.Get(rz.ctx, client.ObjectKeyFromObject(obj), live)
+	switch {
+	case err == nil:
+		if live.GetAnnotations()[annotationStampDigest] == obj.GetAnnotations()[annotationStampDigest] && stamp.Contains(live.Object, asStored(obj).Object) {
+			return live, nil, nil
+		}
+	case !apierrors.IsNotFound(err):
+		return rejected(err)
+	}
+	applied := obj.DeepCopy()
+	if err := rz.client.Patch(rz.ctx, applied, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return rejected(err)
+	}
+	rz.r.event(rz.owner, v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.name)
+	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.name, "kind", gvk.Kind, "name", obj.GetName())
+	return applied, nil, nil
+}
+
+func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.StampedRef {
+	gvk := obj.GroupVersionKind()
+	ref := &v1alpha1.StampedRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if mapping, err := rz.r.watch.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		ref.Resource = mapping.Resource.GroupResource().String()
+	}
+	return ref
+}
+
+// live reads a stamped object from the cache, or returns nil when it is not there.
+func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(ref.APIVersion)
+	obj.SetKind(ref.Kind)
+	if _, err := rz.r.watch.ensure(rz.ctx, obj.GroupVersionKind()); err != nil {
+		return nil
+	}
+	if err := rz.r.stamped.Get(rz.ctx, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name}, obj); err != nil {
+		return nil
+	}
+	return obj
+}
+
+// prune deletes objects stamped earlier for resources that are gone from the
+// blueprint or now stamp a different object.
+func (rz *realization) prune(now []*resourceResult) {
+	current := map[string]v1alpha1.StampedRef{}
+	immutable := map[string]bool{}
+	for _, res := range now {
+		immutable[res.status.Name] = res.immutable
+		if res.status.StampedRef != nil {
+			current[res.status.Name] = *res.status.StampedRef
+		}
+	}
+	for _, prev := range rz.prev {
+		if prev.StampedRef == nil {
+			continue
+		}
+		if ref, ok := current[prev.Name]; ok && sameObject(ref, *prev.StampedRef) {
+			continue
+		}
+		if immutable[prev.Name] {
+			continue // its older objects are the retention policy's to delete
+		}
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion(prev.StampedRef.APIVersion)
+		obj.SetKind(prev.StampedRef.Kind)
+		obj.SetNamespace(rz.owner.GetNamespace())
+		obj.SetName(prev.StampedRef.Name)
+		err := rz.client.Delete(rz.ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			logf.FromContext(rz.ctx).Error(err, "pruning stamped object", "resource", prev.Name, "kind", obj.GetKind(), "name", obj.GetName())
+			continue
+		}
+		if err == nil {
+			rz.r.event(rz.owner, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
+		}
+	}
+}
+
+// asStored is the stamped object as the API server stores it, for comparing with the
+// live object: a Secret's write-only stringData is folded into data, base64-encoded.
+func asStored(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	stringData, ok := obj.Object["stringData"].(map[string]any)
+	if !isSecret(obj) || !ok {
+		return obj
+	}
+	stored := obj.DeepCopy()
+	data, _ := stored.Object["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range stringData {
+		if s, ok := v.(string); ok {
+			data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+		}
+	}
+	stored.Object["data"] = data
+	delete(stored.Object, "stringData")
+	return stored
+}
+
+func sameObject(a, b v1alpha1.StampedRef) bool {
+	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name
+}
+
+// digestOf is a stable digest of a JSON-encodable value (map keys are sorted).
+func digestOf(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// errRetryLater marks a failure the user sees in the status and that a later retry
+// may get past without any watched object changing (a denial before a RoleBinding
+// exists). The reconcile is re-queued with backoff rather than reported as an error.
+var errRetryLater = errors.New("retrying later")
+
+// isTransient tells API errors a retry may fix from those only the user can fix.
+func isTransient(err error) bool {
+	if errors.Is(err, errNotStampable) {
+		return false
+	}
+	// The API server reports some invalid objects as internal errors: a value of the
+	// wrong type for server-side apply, or data it cannot convert (a Secret's data
+	// that is not base64). Only the template can fix those.
+	for _, userError := range []string{"failed to create typed patch object", "failed to convert new object"} {
+		if strings.Contains(err.Error(), userError) {
+			return false
+		}
+	}
+	switch {
+	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err),
+		apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err),
+		apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err),
+		apierrors.IsAlreadyExists(err), meta.IsNoMatchError(err):
+		return false
+	}
+	return true
+}
+
+// apiMessage is the API server's own message for a status error.
+func apiMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Message != "" {
+		return status.Status().Message
+	}
+	return err.Error()
+}
