@@ -373,7 +373,7 @@ func (rz *realization) passThrough(res *resourceSpec, input string, out *resourc
 		out.healthy = judge(nil, template{}, false, nil)
 		return out, nil
 	}
-	out.status.StampedRef = nil
+	out.status.StampedRef, out.status.TemplateRef = nil, nil
 	out.passThrough = true
 	out.values, out.secret = p.values, p.secret
 	out.status.Outputs = rz.outputs(res.name, p.values, p.secret)
