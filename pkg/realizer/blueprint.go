@@ -54,13 +54,14 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			continue
 		}
 		tpl, err := newTemplate(ref.template.kind)
-		if err == nil {
-			err = r.client.Get(ctx, client.ObjectKey{Name: ref.template.name}, tpl)
+		if err != nil { // a kind no template has: it cannot be found
+			missing = append(missing, ref.resource)
+			continue
 		}
-		if err != nil && !apierrors.IsNotFound(err) && tpl != nil {
-			return ctrl.Result{}, err
-		}
-		if err != nil {
+		if err := r.client.Get(ctx, client.ObjectKey{Name: ref.template.name}, tpl); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, err
+			}
 			missing = append(missing, ref.resource)
 		}
 	}
