@@ -9,11 +9,6 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
-// reasonHealthRuleEvaluationFailed is the reason of an Unknown Healthy when a valid rule could not
-// be evaluated against this object: a CEL expression went over its cost limit or the object's
-// budget, returned the wrong type, or failed. v1alpha1 has no such reason yet.
-const reasonHealthRuleEvaluationFailed = "HealthRuleEvaluationFailed"
-
 // ruleField is the field path that errors about a rule start with.
 const ruleField = "healthyConditionRule"
 

@@ -249,7 +249,7 @@ func (m *matcher) expression(side string, i int, req v1alpha1.CELMatch) (bool, *
 	case errors.Is(err, ErrMissingData):
 		return false, nil
 	case err != nil:
-		c := unknown(reasonHealthRuleEvaluationFailed, field()+": "+err.Error())
+		c := unknown(v1alpha1.ReasonHealthRuleEvaluationFailed, field()+": "+err.Error())
 		return false, &c
 	}
 	return ok, nil

@@ -9,10 +9,6 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
-// reasonConditionNotReported is the reason of an Unknown Ready decided by a child condition that is
-// missing altogether. v1alpha1 has no such reason yet.
-const reasonConditionNotReported = "ConditionNotReported"
-
 // ResourceCondition is one resource's condition as an owner aggregation sees it.
 type ResourceCondition struct {
 	// Name is the resource's name in the blueprint, e.g. deployer.
@@ -159,14 +155,14 @@ func conjunction(condType string, generation int64, children []child, waiting st
 	switch {
 	case decider != nil && decider.condition == nil:
 		out.Status = metav1.ConditionUnknown
-		out.Reason = reasonConditionNotReported
+		out.Reason = v1alpha1.ReasonConditionNotReported
 		out.Message = fmt.Sprintf("condition %s has not been reported", decider.condType)
 	case decider != nil:
 		out.Status = status(decider.condition)
 		out.Reason = decider.condition.Reason
 		out.Message = decider.condition.Message
 		if out.Reason == "" {
-			out.Reason = reasonConditionNotReported
+			out.Reason = v1alpha1.ReasonConditionNotReported
 		}
 	case waiting != "":
 		out.Status = metav1.ConditionUnknown

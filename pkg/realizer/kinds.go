@@ -42,9 +42,11 @@ type ownerLabels struct {
 // blueprint reconciler and the owner reconciler.
 type blueprintKind struct {
 	// kind is the blueprint's kind, e.g. ClusterSupplyChain.
-	kind      string
-	newObject func() client.Object
-	newList   func() client.ObjectList
+	kind string
+	// notReconciled is the blueprint condition's reason while the blueprint's status lags its spec.
+	notReconciled string
+	newObject     func() client.Object
+	newList       func() client.ObjectList
 	// of views a blueprint object of this kind as a blueprint.
 	of func(client.Object) *blueprint
 }
@@ -69,7 +71,7 @@ var workloadKind = &ownerKind{
 	contextKeys:    []string{stamp.OwnerWorkload},
 	labels:         ownerLabels{v1alpha1.LabelWorkloadName, v1alpha1.LabelWorkloadNamespace, v1alpha1.LabelSupplyChainName},
 	blueprintReady: v1alpha1.ConditionSupplyChainReady,
-	completeReason: "WorkloadComplete",
+	completeReason: v1alpha1.ReasonWorkloadComplete,
 }
 
 var deliverableKind = &ownerKind{
@@ -83,24 +85,26 @@ var deliverableKind = &ownerKind{
 	contextKeys:    []string{stamp.OwnerDeliverable, stamp.OwnerWorkload},
 	labels:         ownerLabels{v1alpha1.LabelDeliverableName, v1alpha1.LabelDeliverableNamespace, v1alpha1.LabelDeliveryName},
 	blueprintReady: v1alpha1.ConditionDeliveryReady,
-	completeReason: "DeliverableComplete",
+	completeReason: v1alpha1.ReasonDeliverableComplete,
 }
 
 // ownerKinds are every owner kind, each realized by its own instance of the one reconciler.
 var ownerKinds = []*ownerKind{workloadKind, deliverableKind}
 
 var supplyChainKind = &blueprintKind{
-	kind:      v1alpha1.KindClusterSupplyChain,
-	newObject: func() client.Object { return &v1alpha1.ClusterSupplyChain{} },
-	newList:   func() client.ObjectList { return &v1alpha1.ClusterSupplyChainList{} },
-	of:        func(o client.Object) *blueprint { return supplyChainBlueprint(o.(*v1alpha1.ClusterSupplyChain)) },
+	kind:          v1alpha1.KindClusterSupplyChain,
+	notReconciled: v1alpha1.ReasonSupplyChainNotReconciled,
+	newObject:     func() client.Object { return &v1alpha1.ClusterSupplyChain{} },
+	newList:       func() client.ObjectList { return &v1alpha1.ClusterSupplyChainList{} },
+	of:            func(o client.Object) *blueprint { return supplyChainBlueprint(o.(*v1alpha1.ClusterSupplyChain)) },
 }
 
 var deliveryKind = &blueprintKind{
-	kind:      v1alpha1.KindClusterDelivery,
-	newObject: func() client.Object { return &v1alpha1.ClusterDelivery{} },
-	newList:   func() client.ObjectList { return &v1alpha1.ClusterDeliveryList{} },
-	of:        func(o client.Object) *blueprint { return deliveryBlueprint(o.(*v1alpha1.ClusterDelivery)) },
+	kind:          v1alpha1.KindClusterDelivery,
+	notReconciled: v1alpha1.ReasonDeliveryNotReconciled,
+	newObject:     func() client.Object { return &v1alpha1.ClusterDelivery{} },
+	newList:       func() client.ObjectList { return &v1alpha1.ClusterDeliveryList{} },
+	of:            func(o client.Object) *blueprint { return deliveryBlueprint(o.(*v1alpha1.ClusterDelivery)) },
 }
 
 // blueprintKinds are every blueprint kind, each served by its own instance of the one

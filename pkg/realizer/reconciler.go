@@ -154,7 +154,7 @@ func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any)
 	st := owner.GetOwnerStatus()
 	conds := slices.Clone(st.Conditions)
 	meta.SetStatusCondition(&conds, metav1.Condition{
-		Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: reasonReconcilePanicked,
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReconcilePanicked,
 		Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.name),
 		ObservedGeneration: owner.GetGeneration(),
 	})
@@ -162,9 +162,6 @@ func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any)
 	_ = r.client.Status().Patch(ctx, owner, client.MergeFrom(orig))
 	return ctrl.Result{}, err
 }
-
-// reasonReconcilePanicked is Ready's reason after a recovered panic.
-const reasonReconcilePanicked = "ReconcilePanicked"
 
 // expire deletes a Complete owner ttlSecondsAfterFinished after it completed (its
 // stamped objects follow through owner references). The requeue is timed to the

@@ -46,7 +46,7 @@ func selectBlueprint(kind *ownerKind, owner map[string]any, blueprints []*bluepr
 	ready := meta.FindStatusCondition(bp.status.Conditions, v1alpha1.ConditionReady)
 	switch {
 	case ready == nil || bp.status.ObservedGeneration != bp.generation:
-		cond.Status, cond.Reason = metav1.ConditionUnknown, strings.TrimPrefix(bp.kind, "Cluster")+"NotReconciled"
+		cond.Status, cond.Reason = metav1.ConditionUnknown, kind.blueprint.notReconciled
 		cond.Message = fmt.Sprintf("waiting for %s [%s] to be reconciled", kind.terms.Blueprint, bp.name)
 	case ready.Status != metav1.ConditionTrue:
 		cond.Status, cond.Reason, cond.Message = ready.Status, ready.Reason, ready.Message

@@ -46,6 +46,18 @@ const (
 	ReasonDeliveryNotFound = "DeliveryNotFound"
 	// ReasonMultipleDeliveryMatches means several deliveries select the Deliverable equally well.
 	ReasonMultipleDeliveryMatches = "MultipleDeliveryMatches"
+	// ReasonSupplyChainNotReconciled means the selected supply chain's status does not describe its
+	// current spec yet (Unknown); DeliveryNotReconciled is the same for a delivery.
+	ReasonSupplyChainNotReconciled = "SupplyChainNotReconciled"
+	// ReasonDeliveryNotReconciled means the selected delivery's status does not describe its current
+	// spec yet (Unknown).
+	ReasonDeliveryNotReconciled = "DeliveryNotReconciled"
+	// ReasonReconcilePanicked is Ready's reason after the reconciler recovered from a panic; the
+	// controller log has the stack.
+	ReasonReconcilePanicked = "ReconcilePanicked"
+	// ReasonConditionNotReported is the reason of an Unknown Ready decided by a child condition that
+	// is missing altogether.
+	ReasonConditionNotReported = "ConditionNotReported"
 	// ReasonTemplatesNotFound means a blueprint references a template that does not exist.
 	ReasonTemplatesNotFound = "TemplatesNotFound"
 	// ReasonInvalidHealthRule means a template's health rule cannot be used, e.g. a bad jsonpath or
@@ -74,6 +86,16 @@ const (
 	ReasonTemplateOptionsMatchError = "TemplateOptionsMatchError"
 	// ReasonResolveTemplateOptionsError means an option's selector could not be evaluated.
 	ReasonResolveTemplateOptionsError = "ResolveTemplateOptionsError"
+	// ReasonWorkloadComplete is the Unknown ResourceSubmitted of a resource the Workload completed
+	// without stamping; DeliverableComplete is the same for a Deliverable.
+	ReasonWorkloadComplete = "WorkloadComplete"
+	// ReasonDeliverableComplete is the Unknown ResourceSubmitted of a resource the Deliverable
+	// completed without stamping.
+	ReasonDeliverableComplete = "DeliverableComplete"
+	// ReasonKindNotServed is the Unknown ResourceSubmitted of a resource whose stamped kind the API
+	// server does not serve right now (its CRD is gone, or its APIService or conversion webhook is
+	// down); the message names the kind. The owner is retried until the kind is served again.
+	ReasonKindNotServed = "KindNotServed"
 	// ReasonConditionNotMet means a ClusterDeploymentTemplate's object has not succeeded yet
 	// (observedMatches or observedCompletion); Unknown.
 	ReasonConditionNotMet = "ConditionNotMet"
@@ -98,6 +120,10 @@ const (
 	ReasonNoStampedObject = "NoStampedObject"
 	// ReasonOutputNotAvailable means a template without a rule is missing an output.
 	ReasonOutputNotAvailable = "OutputNotAvailable"
+	// ReasonHealthRuleEvaluationFailed is the Unknown Healthy of a valid rule that could not be
+	// evaluated against this object: a CEL expression went over its cost or time limit or the
+	// object's budget, returned the wrong type, or failed.
+	ReasonHealthRuleEvaluationFailed = "HealthRuleEvaluationFailed"
 	// ReasonMatchedCondition means a multiMatch matchConditions entry decided health.
 	ReasonMatchedCondition = "MatchedCondition"
 	// ReasonMatchedField means a multiMatch matchFields entry decided health.
