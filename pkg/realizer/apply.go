@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -86,7 +86,18 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 	rejected := func(err error) (*unstructured.Unstructured, *metav1.Condition, error) {
 		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
 			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.name, apiMessage(err))
+		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+			// Writing to a namespace that exists, only the kind can be missing: its CRD
+			// was deleted (or is being deleted) since the mapping was learnt.
+			rz.r.watch.wait(gvk.Group, ownerRequest(rz.owner))
+			err = &notServedError{gvk: gvk, err: err}
+		}
+		var notServed *notServedError
 		switch {
+		case errors.As(err, &notServed):
+			c = submitted(metav1.ConditionUnknown, v1alpha1.ReasonKindNotServed,
+				"unable to apply object [%s/%s] for resource [%s]: %v", gvk.Kind, obj.GetName(), res.name, notServed)
+			return nil, &c, fmt.Errorf("%w: %w", errRetryLater, err)
 		case apierrors.IsForbidden(err):
 			// RBAC is fixed outside the owner (a RoleBinding is added) and nothing
 			// here watches RBAC, so a denial is retried with backoff.
@@ -97,7 +108,7 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 		}
 		return nil, &c, nil
 	}
-	if _, err := rz.r.watch.ensure(rz.ctx, gvk); err != nil {
+	if _, err := rz.r.watch.ensure(rz.ctx, gvk, ownerRequest(rz.owner)); err != nil {
 		return rejected(err)
 	}
 	if tpl.spec.IsImmutable() {
@@ -141,7 +152,7 @@ func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured
 	obj := &unstructured.Unstructured{}
 	obj.SetAPIVersion(ref.APIVersion)
 	obj.SetKind(ref.Kind)
-	if _, err := rz.r.watch.ensure(rz.ctx, obj.GroupVersionKind()); err != nil {
+	if _, err := rz.r.watch.ensure(rz.ctx, obj.GroupVersionKind(), ownerRequest(rz.owner)); err != nil {
 		return nil
 	}
 	if err := rz.r.stamped.Get(rz.ctx, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name}, obj); err != nil {
@@ -228,27 +239,29 @@ func digestOf(v any) (string, error) {
 // exists). The reconcile is re-queued with backoff rather than reported as an error.
 var errRetryLater = errors.New("retrying later")
 
-// isTransient tells API errors a retry may fix from those only the user can fix.
+// isTransient tells API errors a retry may fix from those only the user can fix, by
+// the API status's reason: the server's failures (internal errors, timeouts, throttling,
+// an unavailable server) and errors that never reached it are transient.
 func isTransient(err error) bool {
-	if errors.Is(err, errNotStampable) {
+	if errors.Is(err, errNotStampable) || meta.IsNoMatchError(err) {
 		return false
 	}
-	// The API server reports some invalid objects as internal errors: a value of the
-	// wrong type for server-side apply, or data it cannot convert (a Secret's data
-	// that is not base64). Only the template can fix those.
-	for _, userError := range []string{"failed to create typed patch object", "failed to convert new object"} {
-		if strings.Contains(err.Error(), userError) {
-			return false
-		}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true // the request did not get an answer: a network error or a timeout
 	}
-	switch {
-	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err),
-		apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err),
-		apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err),
-		apierrors.IsAlreadyExists(err), meta.IsNoMatchError(err):
-		return false
+	switch status.Status().Reason {
+	case metav1.StatusReasonInternalError, metav1.StatusReasonTimeout, metav1.StatusReasonServerTimeout,
+		metav1.StatusReasonServiceUnavailable, metav1.StatusReasonTooManyRequests, metav1.StatusReasonConflict:
+		return true
+	case metav1.StatusReasonUnknown:
+		// A reasonless 500 is an error the API server did not classify. Server-side apply
+		// answers so when the object itself cannot be converted (a string where the
+		// schema has a number, Secret data that is not base64): only the template can
+		// fix that. Other reasonless server errors (a gateway's 502, 504) are transient.
+		return status.Status().Code != http.StatusInternalServerError && status.Status().Code >= http.StatusInternalServerError
 	}
-	return true
+	return false
 }
 
 // apiMessage is the API server's own message for a status error.

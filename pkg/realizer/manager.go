@@ -42,6 +42,7 @@ func CacheOptions() cache.Options {
 		&v1alpha1.Deliverable{}:        everything,
 		&v1alpha1.ClusterSupplyChain{}: everything,
 		&v1alpha1.ClusterDelivery{}:    everything,
+		crdObject():                    everything, // metadata only: a deleted CRD drops its kinds' informers
 	}
 	for _, newObj := range templateKinds {
 		byObject[newObj()] = everything

@@ -18,16 +18,23 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
 // FieldManager is the server-side-apply field manager of every stamped object.
 const FieldManager = "surveyor"
+
+// reconcileTimeout bounds one owner's reconcile. A healthy one takes milliseconds to
+// seconds (a few requests per resource); waits on a kind are bounded by syncTimeout.
+const reconcileTimeout = time.Minute
 
 // OwnerReconciler realizes the owners of one kind (Workloads through ClusterSupplyChains,
 // or Deliverables through ClusterDeliveries). It is the only owner reconciler: the kind's
@@ -50,13 +57,17 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind) *OwnerReconciler {
 	return &OwnerReconciler{
 		kind:     kind,
 		client:   mgr.GetClient(),
-		stamped:  mgr.GetCache(),
+		stamped:  boundedReader{mgr.GetCache()},
 		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
 		recorder: mgr.GetEventRecorderFor("surveyor"),
 		now:      metav1.Now,
 		watch: &watcher{
-			cache:  mgr.GetCache(),
-			mapper: mgr.GetRESTMapper(),
+			cache:    mgr.GetCache(),
+			mapper:   mgr.GetRESTMapper(),
+			probe:    mgr.GetAPIReader(),
+			kinds:    map[schema.GroupVersionKind]*kindWatch{},
+			waiting:  map[string]map[reconcile.Request]bool{},
+			deleting: map[schema.GroupResource]bool{},
 			handler: handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 				kind.newObject(), handler.OnlyControllerOwner()),
 		},
@@ -72,22 +83,26 @@ func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(k.blueprint.newObject(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			return ownersForBlueprint(ctx, r.client, k, k.blueprint.of(o))
 		}))
+	// Owners read a template's spec, never its status, so the template reconciler's
+	// status writes re-queue nothing.
 	for kind, newObj := range templateKinds {
 		b = b.Watches(newObj(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			return ownersForTemplate(ctx, r.client, k, kind, o.GetName())
-		}))
+		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
-	// Backoff for failed reconciles tops out at a minute, so an owner denied by RBAC
-	// notices a new RoleBinding soon without polling hard.
+	b = b.WatchesMetadata(crdObject(), r.watch.crdHandler())
+	// Backoff for failed reconciles tops out at a minute. No reconcile outlives
+	// reconcileTimeout: a request the API server never answers ends, and the owner is
+	// retried, instead of holding a worker forever.
 	b = b.WithOptions(controller.Options{
-		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](50*time.Millisecond, time.Minute),
+		RateLimiter:           workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](50*time.Millisecond, time.Minute),
+		ReconciliationTimeout: reconcileTimeout,
 	})
 	c, err := b.Build(r)
 	if err != nil {
 		return err
 	}
 	r.watch.controller = c
-	r.watch.watched = map[schema.GroupVersionKind]bool{}
 	return nil
 }
 
@@ -121,15 +136,16 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
 		if err := r.client.Status().Patch(ctx, owner, patch); err != nil {
 			if apierrors.IsConflict(err) {
-				return ctrl.Result{Requeue: true}, nil
+				// The cached copy was stale: the newer one's event re-queues the owner.
+				return ctrl.Result{}, nil
 			}
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	// A transient failure is in the status now; returning it makes controller-runtime
-	// retry with backoff.
+	// A failure fixed outside the owner is in the status now; the owner looks again
+	// later. A transient failure is returned, so controller-runtime retries with backoff.
 	if errors.Is(realizeErr, errRetryLater) {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: retryDelay(st, r.now())}, nil
 	}
 	if realizeErr != nil {
 		return ctrl.Result{}, realizeErr
@@ -264,4 +280,16 @@ func ownerObject(owner v1alpha1.Owner, kind string) (map[string]any, error) {
 // event records an event on the owner.
 func (r *OwnerReconciler) event(owner v1alpha1.Owner, reason, format string, args ...any) {
 	r.recorder.Eventf(owner, corev1.EventTypeNormal, reason, format, args...)
+}
+
+// retryDelay is when an owner waiting on something outside it (a RoleBinding, a kind
+// being served) looks again: as long as ResourcesSubmitted has been failing, between a
+// second and a minute, so the wait doubles without the reconciler keeping any state.
+func retryDelay(st *v1alpha1.OwnerStatus, now metav1.Time) time.Duration {
+	const minDelay, maxDelay = time.Second, time.Minute
+	delay := minDelay
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResourcesSubmitted); c != nil {
+		delay = now.Sub(c.LastTransitionTime.Time)
+	}
+	return min(max(delay, minDelay), maxDelay)
 }

@@ -4,15 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
@@ -20,44 +29,249 @@ import (
 // template can fix that, so it is not retried.
 var errNotStampable = errors.New("not stampable")
 
-// watcher adds an informer for each stamped kind the first time it is used. The
+// syncTimeout bounds how long one reconcile waits for a new informer's first list. A
+// kind that is served lists in milliseconds; one that is not (its APIService or
+// conversion webhook is down, its CRD is gone) would block forever, so the owner is
+// told and retried instead.
+const syncTimeout = 3 * time.Second
+
+// crdGVK is the kind whose deletion removes the informers of the kinds it defined.
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// notServedError is a stamped kind the API server does not serve right now: its
+// discovery failed, or its informer could not list it. It is the API server's to fix
+// (or the platform team's, by installing or repairing the kind), so the owner waits.
+type notServedError struct {
+	gvk schema.GroupVersionKind
+	err error
+}
+
+func (e *notServedError) Error() string {
+	return fmt.Sprintf("kind [%s] of [%s] is not served: %v", e.gvk.Kind, e.gvk.GroupVersion(), e.err)
+}
+
+func (e *notServedError) Unwrap() error { return e.err }
+
+// watcher starts an informer for each stamped kind the first time it is used. The
 // informers see only objects carrying Surveyor's labels (the cache's default label
 // selector), so objects Surveyor did not stamp never enter memory. Events go to the
 // object's controller owner.
+//
+// No lock is held while an informer syncs, and no reconcile waits longer than
+// syncTimeout for it, so one kind that is not served delays only the owners that stamp
+// it; they report it and are retried. An informer that cannot list is removed, and so
+// are the informers of a CRD being deleted (see crdChanged).
 type watcher struct {
 	cache   cache.Cache
 	mapper  meta.RESTMapper
 	handler handler.EventHandler
+	// probe reads the API server directly, to say why a kind does not list.
+	probe client.Reader
 
 	mu         sync.Mutex
 	controller controller.Controller
-	watched    map[schema.GroupVersionKind]bool
+	kinds      map[schema.GroupVersionKind]*kindWatch
+	// waiting are the owners that found a kind of the group not served, by group.
+	waiting map[string]map[reconcile.Request]bool
+	// deleting are the resources whose CRD is being deleted.
+	deleting map[schema.GroupResource]bool
 }
 
-// ensure makes sure gvk is served and watched, and returns its REST mapping.
-func (w *watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+// kindWatch is one stamped kind's informer.
+type kindWatch struct {
+	informer cache.Informer
+	resource schema.GroupResource // e.g. widgets.example.com, the name of its CRD
+}
+
+// ensure makes sure gvk is served and its informer has synced, and returns its REST
+// mapping. A kind that is not served gives a *notServedError and remembers owner, which
+// is re-queued when a CRD of the kind's group changes.
+func (w *watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind, owner reconcile.Request) (*meta.RESTMapping, error) {
 	mapping, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
+		w.wait(gvk.Group, owner)
+		if errors.As(err, new(*apiutil.ErrResourceDiscoveryFailed)) { // e.g. its APIService is down
+			return nil, &notServedError{gvk: gvk, err: err}
+		}
 		return nil, err
 	}
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
 		return nil, fmt.Errorf("%w: %s is cluster-scoped: a template must stamp a namespaced kind", errNotStampable, gvk.Kind)
 	}
+	kw, err := w.informer(ctx, gvk, mapping)
+	if errors.Is(err, errCRDDeleting) {
+		w.wait(gvk.Group, owner)
+		return nil, &notServedError{gvk: gvk, err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !kw.informer.HasSynced() {
+		syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+		defer cancel()
+		if !toolscache.WaitForCacheSync(syncCtx.Done(), kw.informer.HasSynced) {
+			w.wait(gvk.Group, owner)
+			err := w.listError(ctx, gvk, owner.Namespace)
+			if err != nil {
+				// Removed rather than left to retry its list in the background: the
+				// owner's own retry starts a fresh one.
+				w.forget(ctx, gvk, kw)
+			} else {
+				err = errStillListing // a kind with very many objects: the informer is kept
+			}
+			return nil, &notServedError{gvk: gvk, err: err}
+		}
+	}
+	return mapping, nil
+}
+
+// informer returns gvk's informer, starting it (without waiting for it to sync) and
+// routing its events to the controller on first use.
+func (w *watcher) informer(ctx context.Context, gvk schema.GroupVersionKind, mapping *meta.RESTMapping) (*kindWatch, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.watched[gvk] {
-		return mapping, nil
+	if w.deleting[mapping.Resource.GroupResource()] {
+		return nil, errCRDDeleting
+	}
+	if kw, ok := w.kinds[gvk]; ok {
+		return kw, nil
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
-	if err := w.controller.Watch(source.Kind[client.Object](w.cache, obj, w.handler)); err != nil {
-		return nil, fmt.Errorf("watching %s: %w", gvk, err)
-	}
-	// Block until the informer has synced so the next read from the cache is
-	// authoritative (a miss really means the object does not exist).
-	if _, err := w.cache.GetInformer(ctx, obj); err != nil {
+	informer, err := w.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil {
 		return nil, fmt.Errorf("starting an informer for %s: %w", gvk, err)
 	}
-	w.watched[gvk] = true
-	return mapping, nil
+	if err := w.controller.Watch(&source.Informer{Informer: informer, Handler: w.handler}); err != nil {
+		return nil, fmt.Errorf("watching %s: %w", gvk, err)
+	}
+	kw := &kindWatch{informer: informer, resource: mapping.Resource.GroupResource()}
+	w.kinds[gvk] = kw
+	return kw, nil
+}
+
+// forget stops gvk's informer kw, unless another one has replaced it meanwhile.
+func (w *watcher) forget(ctx context.Context, gvk schema.GroupVersionKind, kw *kindWatch) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.remove(ctx, gvk, kw)
+}
+
+// remove stops gvk's informer kw if it is still the current one; w.mu is held.
+func (w *watcher) remove(ctx context.Context, gvk schema.GroupVersionKind, kw *kindWatch) {
+	if w.kinds[gvk] != kw {
+		return
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := w.cache.RemoveInformer(ctx, obj); err == nil {
+		delete(w.kinds, gvk)
+	}
+}
+
+// errStillListing is why a kind that lists, but not within syncTimeout, is not served yet.
+var errStillListing = errors.New("its objects are still being listed")
+
+// listError is the API server's answer to a list of gvk, nil if it lists: an informer
+// retries its list in the background and keeps the error to itself.
+func (w *watcher) listError(ctx context.Context, gvk schema.GroupVersionKind, namespace string) error {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	probeCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	return w.probe.List(probeCtx, list, client.InNamespace(namespace), client.Limit(1))
+}
+
+// wait remembers that owner waits for a kind of group to be served.
+func (w *watcher) wait(group string, owner reconcile.Request) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.waiting[group] == nil {
+		w.waiting[group] = map[reconcile.Request]bool{}
+	}
+	w.waiting[group][owner] = true
+}
+
+// errCRDDeleting is why a kind whose CRD is being deleted is not served: writing to
+// it would recreate the objects the deletion waits to see gone, and stall it.
+var errCRDDeleting = errors.New("its CustomResourceDefinition is being deleted")
+
+// crdChanged handles a change of a CRD, seen through its metadata; gone says it was
+// deleted. From the moment a CRD is being deleted its kinds are out of service: their
+// informers are removed (left running, they would retry their list until the process
+// restarts, and serve a stale cache meanwhile), and the owners of the objects they
+// held are re-queued to say so. The owners waiting for a kind of the CRD's group are
+// re-queued on every change.
+func (w *watcher) crdChanged(ctx context.Context, crd client.Object, gone bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	resource, group, _ := strings.Cut(crd.GetName(), ".")
+	gr := schema.GroupResource{Group: group, Resource: resource}
+	deleting := crd.GetDeletionTimestamp() != nil && !gone
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if deleting {
+		w.deleting[gr] = true
+	} else {
+		delete(w.deleting, gr)
+	}
+	for gvk, kw := range w.kinds {
+		if kw.resource != gr || !(deleting || gone) {
+			continue
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := w.cache.List(ctx, list); err == nil {
+			for i := range list.Items {
+				w.handler.Delete(ctx, event.DeleteEvent{Object: &list.Items[i]}, q)
+			}
+		}
+		w.remove(ctx, gvk, kw)
+	}
+	for owner := range w.waiting[group] {
+		q.Add(owner)
+	}
+	delete(w.waiting, group)
+}
+
+// crdHandler routes CRD events (metadata only) to crdChanged.
+func (w *watcher) crdHandler() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			w.crdChanged(ctx, e.Object, false, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			w.crdChanged(ctx, e.ObjectNew, false, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			w.crdChanged(ctx, e.Object, true, q)
+		},
+	}
+}
+
+// crdObject is the metadata-only object the CRD watch is keyed by.
+func crdObject() *metav1.PartialObjectMetadata {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(crdGVK)
+	return obj
+}
+
+// ownerRequest is the work-queue key of an owner.
+func ownerRequest(owner client.Object) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}
+}
+
+// boundedReader reads stamped objects from the informer cache, waiting at most
+// syncTimeout: the cache blocks a read of a kind whose informer has not synced, which
+// ensure rules out unless the kind's CRD went away in between.
+type boundedReader struct{ cache client.Reader }
+
+func (r boundedReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	return r.cache.Get(ctx, key, obj, opts...)
+}
+
+func (r boundedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	return r.cache.List(ctx, list, opts...)
 }
