@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // ruleField is the field path that errors about a rule start with.
@@ -30,7 +31,7 @@ type Input struct {
 	// Object's content. Pass the Scope the caller also uses for the object's condition rules so
 	// that all of them share one budget; nil makes Evaluate create one when the rule has CEL
 	// matchers.
-	Scope *Scope
+	Scope *expr.Scope
 }
 
 // Evaluate judges the object's health under the rule and returns its Healthy condition (DESIGN §4).

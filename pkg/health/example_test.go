@@ -74,28 +74,3 @@ func ExampleResourcesHealthy() {
 	// False HealthyConditionRule
 	// True 3 all resources were healthy at generation 3
 }
-
-// Condition rules (pkg/workitems) share the CEL programs and the per-object budget.
-func ExampleCompileCEL() {
-	job := map[string]any{"status": map[string]any{"completedIndexes": "0-2,4", "succeeded": int64(4)}}
-	scope := health.NewScope(job) // one per object, shared by every expression about it
-
-	complete, err := health.CompileCEL(`size(indexes(object.status.completedIndexes)) == object.status.succeeded`, health.ResultBool)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ok, err := complete.EvalBool(scope)
-	fmt.Println(ok, err)
-
-	verdict, _ := health.CompileCEL(`{"reason": "Succeeded", "message": "indexes " + object.status.completedIndexes}`, health.ResultAny)
-	v, err := verdict.Eval(scope)
-	fmt.Println(v, err)
-
-	_, err = health.CompileCEL(`object.status.succeeded + 1`, health.ResultBool)
-	fmt.Println(err)
-	// Output:
-	// true <nil>
-	// map[message:indexes 0-2,4 reason:Succeeded] <nil>
-	// expression "object.status.succeeded + 1": must evaluate to bool, but has type int
-}

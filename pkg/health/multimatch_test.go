@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 )
 
@@ -208,11 +209,11 @@ func TestEvaluateMultiMatchBudget(t *testing.T) {
 		v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: `object.status.tags.exists(t, t == "red")`}}},
 	)
 	t.Run("fresh scope", func(t *testing.T) {
-		got := health.Evaluate(health.Input{Rule: rule, Object: obj, Scope: health.NewScope(obj.Object)})
+		got := health.Evaluate(health.Input{Rule: rule, Object: obj, Scope: expr.NewScope(obj.Object)})
 		assertCondition(t, healthyCond("True", "MatchedExpression", "object.status.tags.all(t, t.size() > 0)"), got)
 	})
 	t.Run("exhausted scope", func(t *testing.T) {
-		scope := health.NewScopeWithBudget(obj.Object, 5)
+		scope := expr.NewScopeWithBudget(obj.Object, 5)
 		got := health.Evaluate(health.Input{Rule: rule, Object: obj, Scope: scope})
 		assertCondition(t, healthyCond("Unknown", "HealthRuleEvaluationFailed",
 			`healthyConditionRule.multiMatch.unhealthy.matchCEL[0].expression: expression "object.status.tags.exists(t, t == \"red\")": the expressions for this object used up their cost budget of 5`), got)

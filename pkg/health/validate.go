@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // FieldError is one problem of a rule, at a field path such as
@@ -13,7 +14,7 @@ import (
 type FieldError struct {
 	// Path is the field path of the problem.
 	Path string
-	// Err says what is wrong. For an expression it wraps ErrInvalidExpression and quotes it.
+	// Err says what is wrong. For an expression it wraps expr.ErrInvalidExpression and quotes it.
 	Err error
 }
 
@@ -105,7 +106,7 @@ func (v *validator) matchRule(path string, r *v1alpha1.MatchRule) {
 	}
 	for i, f := range r.MatchFields {
 		p := fmt.Sprintf("%s.matchFields[%d]", path, i)
-		if _, err := ParsePath(f.Key); err != nil {
+		if _, err := expr.ParsePath(f.Key); err != nil {
 			v.add(p+".key", err)
 		}
 		switch f.Operator {
@@ -121,18 +122,18 @@ func (v *validator) matchRule(path string, r *v1alpha1.MatchRule) {
 			v.add(p+".operator", fmt.Errorf("must be In, NotIn, Exists or DoesNotExist, not %q", f.Operator))
 		}
 		if f.MessagePath != "" {
-			if _, err := ParsePath(f.MessagePath); err != nil {
+			if _, err := expr.ParsePath(f.MessagePath); err != nil {
 				v.add(p+".messagePath", err)
 			}
 		}
 	}
 	for i, c := range r.MatchCEL {
 		p := fmt.Sprintf("%s.matchCEL[%d]", path, i)
-		if _, err := CompileCEL(c.Expression, ResultBool); err != nil {
+		if _, err := expr.CompileCEL(c.Expression, expr.ResultBool); err != nil {
 			v.add(p+".expression", err)
 		}
 		if c.MessageExpression != "" {
-			if _, err := CompileCEL(c.MessageExpression, ResultString); err != nil {
+			if _, err := expr.CompileCEL(c.MessageExpression, expr.ResultString); err != nil {
 				v.add(p+".messageExpression", err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 )
 
@@ -78,7 +79,7 @@ func TestValidateErrorsUnwrap(t *testing.T) {
 	err := health.Validate(multiMatch(
 		v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: "object.("}}},
 		v1alpha1.MatchRule{MatchConditions: conditions("Ready", "True")}))
-	if !errors.Is(err, health.ErrInvalidExpression) {
+	if !errors.Is(err, expr.ErrInvalidExpression) {
 		t.Errorf("errors.Is(%v, ErrInvalidExpression) = false", err)
 	}
 	var field *health.FieldError

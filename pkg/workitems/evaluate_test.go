@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
@@ -49,7 +49,7 @@ func TestEvaluateCEL(t *testing.T) {
 		rules []v1alpha1.ConditionRule
 		obj   *unstructured.Unstructured
 		want  []metav1.Condition
-		// contains lists parts of messages that quote pkg/health's errors, by condition index.
+		// contains lists parts of messages that quote package expr's errors, by condition index.
 		contains map[int][]string
 	}{
 		{name: "true", rules: []v1alpha1.ConditionRule{celRule(complete, "true")},
@@ -250,7 +250,7 @@ func TestEvaluateBudget(t *testing.T) {
 	const expensive = "object.spec.items.all(x, object.spec.items.exists(y, y == x))"
 	rules := []v1alpha1.ConditionRule{celRule(v1alpha1.ConditionComplete, expensive), celRule("Cheap", "true")}
 
-	scope := health.NewScopeWithBudget(obj.Object, 100)
+	scope := expr.NewScopeWithBudget(obj.Object, 100)
 	got := workitems.Evaluate(rules, obj, scope)
 	want := []metav1.Condition{failed(v1alpha1.ConditionComplete, ""), failed("Cheap", "")}
 	// Once the budget is spent, even a cheap expression for the same object fails.
@@ -271,7 +271,7 @@ func TestEvaluateBudget(t *testing.T) {
 // the object's health rule also uses.
 func TestEvaluateSharesScope(t *testing.T) {
 	obj := object(t, indexedJobYAML)
-	scope := health.NewScope(obj.Object)
+	scope := expr.NewScope(obj.Object)
 	before := scope.Remaining()
 	workitems.Evaluate([]v1alpha1.ConditionRule{celRule("Initialized", "object.status.conditions.exists(c, c.type == 'Initialized')")}, obj, scope)
 	if scope.Remaining() >= before {

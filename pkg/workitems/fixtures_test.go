@@ -89,7 +89,7 @@ func wellKnownRule() v1alpha1.ConditionRule {
 
 // assertConditions compares conditions, ignoring LastTransitionTime. For each index in contains,
 // the message is checked to hold every listed part instead of compared: for messages that quote
-// pkg/health's error wording.
+// package expr's error wording.
 func assertConditions(t *testing.T, want, got []metav1.Condition, contains map[int][]string) {
 	t.Helper()
 	opts := []cmp.Option{ignoreTime, cmpopts.EquateEmpty()}

@@ -1,4 +1,4 @@
-package health_test
+package expr_test
 
 import (
 	"errors"
@@ -8,34 +8,34 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 func TestCompileCEL(t *testing.T) {
 	tests := []struct {
 		name    string
 		expr    string
-		want    health.ResultType
+		want    expr.ResultType
 		wantErr string
 	}{
-		{"bool", `object.status.succeeded > 0`, health.ResultBool, ""},
-		{"dyn passes as bool", `object.status.ready`, health.ResultBool, ""},
-		{"string", `"a" + "b"`, health.ResultString, ""},
-		{"dyn passes as string", `object.status.phase`, health.ResultString, ""},
-		{"any takes a map", `{"status": true, "reason": "Done", "message": "m"}`, health.ResultAny, ""},
-		{"int is not bool", `1 + 2`, health.ResultBool, `expression "1 + 2": must evaluate to bool, but has type int`},
-		{"string is not bool", `"yes"`, health.ResultBool, `expression "\"yes\"": must evaluate to bool, but has type string`},
-		{"bool is not string", `true`, health.ResultString, `expression "true": must evaluate to string, but has type bool`},
-		{"syntax error", `object.status.`, health.ResultBool, "expression \"object.status.\": ERROR: <input>:1:15: Syntax error: no viable alternative at input '.'\n | object.status.\n | ..............^"},
-		{"unknown variable", `self.x`, health.ResultBool, "expression \"self.x\": ERROR: <input>:1:1: undeclared reference to 'self' (in container '')\n | self.x\n | ^"},
-		{"kubernetes libraries", `quantity("1Gi").isGreaterThan(quantity("1Mi")) && url("https://x/y").getHost() == "x" && isIP("10.0.0.1")`, health.ResultBool, ""},
-		{"extensions", `"a,b".split(",").size() == 2 && sets.contains([1, 2], [1]) && [3, 1].sort() == [1, 3] && optional.of(1).hasValue()`, health.ResultBool, ""},
-		{"indexes", `indexes("1,3-5") == [1, 3, 4, 5]`, health.ResultBool, ""},
-		{"indexes takes a string", `indexes(1)`, health.ResultAny, "expression \"indexes(1)\": ERROR: <input>:1:8: found no matching overload for 'indexes' applied to '(int)'\n | indexes(1)\n | .......^"},
+		{"bool", `object.status.succeeded > 0`, expr.ResultBool, ""},
+		{"dyn passes as bool", `object.status.ready`, expr.ResultBool, ""},
+		{"string", `"a" + "b"`, expr.ResultString, ""},
+		{"dyn passes as string", `object.status.phase`, expr.ResultString, ""},
+		{"any takes a map", `{"status": true, "reason": "Done", "message": "m"}`, expr.ResultAny, ""},
+		{"int is not bool", `1 + 2`, expr.ResultBool, `expression "1 + 2": must evaluate to bool, but has type int`},
+		{"string is not bool", `"yes"`, expr.ResultBool, `expression "\"yes\"": must evaluate to bool, but has type string`},
+		{"bool is not string", `true`, expr.ResultString, `expression "true": must evaluate to string, but has type bool`},
+		{"syntax error", `object.status.`, expr.ResultBool, "expression \"object.status.\": ERROR: <input>:1:15: Syntax error: no viable alternative at input '.'\n | object.status.\n | ..............^"},
+		{"unknown variable", `self.x`, expr.ResultBool, "expression \"self.x\": ERROR: <input>:1:1: undeclared reference to 'self' (in container '')\n | self.x\n | ^"},
+		{"kubernetes libraries", `quantity("1Gi").isGreaterThan(quantity("1Mi")) && url("https://x/y").getHost() == "x" && isIP("10.0.0.1")`, expr.ResultBool, ""},
+		{"extensions", `"a,b".split(",").size() == 2 && sets.contains([1, 2], [1]) && [3, 1].sort() == [1, 3] && optional.of(1).hasValue()`, expr.ResultBool, ""},
+		{"indexes", `indexes("1,3-5") == [1, 3, 4, 5]`, expr.ResultBool, ""},
+		{"indexes takes a string", `indexes(1)`, expr.ResultAny, "expression \"indexes(1)\": ERROR: <input>:1:8: found no matching overload for 'indexes' applied to '(int)'\n | indexes(1)\n | .......^"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := health.CompileCEL(tt.expr, tt.want)
+			_, err := expr.CompileCEL(tt.expr, tt.want)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -45,7 +45,7 @@ func TestCompileCEL(t *testing.T) {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Fatalf("error %v, want %q", err, tt.wantErr)
 			}
-			if !errors.Is(err, health.ErrInvalidExpression) {
+			if !errors.Is(err, expr.ErrInvalidExpression) {
 				t.Errorf("error %v is not ErrInvalidExpression", err)
 			}
 		})
@@ -53,29 +53,29 @@ func TestCompileCEL(t *testing.T) {
 }
 
 func TestCompileCELCachesPrograms(t *testing.T) {
-	expr := fmt.Sprintf(`object.metadata.name == %q`, t.Name())
-	before := health.CELCompileCount()
-	p1, err := health.CompileCEL(expr, health.ResultBool)
+	text := fmt.Sprintf(`object.metadata.name == %q`, t.Name())
+	before := expr.CELCompileCount()
+	p1, err := expr.CompileCEL(text, expr.ResultBool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, _ := health.CompileCEL(expr, health.ResultAny)
+	p2, _ := expr.CompileCEL(text, expr.ResultAny)
 	if p1 != p2 {
 		t.Error("the same expression compiled into two programs")
 	}
-	bad := expr + " &&"
+	bad := text + " &&"
 	for range 3 {
-		if _, err := health.CompileCEL(bad, health.ResultBool); err == nil {
+		if _, err := expr.CompileCEL(bad, expr.ResultBool); err == nil {
 			t.Fatal("invalid expression compiled")
 		}
 	}
-	if got := health.CELCompileCount() - before; got != 2 {
+	if got := expr.CELCompileCount() - before; got != 2 {
 		t.Errorf("compiled %d times, want 2 (one valid, one invalid expression)", got)
 	}
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			s := health.NewScope(map[string]any{"metadata": map[string]any{"name": t.Name()}})
+			s := expr.NewScope(map[string]any{"metadata": map[string]any{"name": t.Name()}})
 			if ok, err := p1.EvalBool(s); !ok || err != nil {
 				t.Errorf("concurrent evaluation: %v, %v", ok, err)
 			}
@@ -104,19 +104,19 @@ func TestProgramEval(t *testing.T) {
 		{"filtered conditions", `object.status.conditions.filter(c, c.status == "True").map(c, c.type)`, []any{"SuccessCriteriaMet", "Complete"}, nil, ""},
 		{"two-variable comprehension", `object.status.conditions.exists(i, c, i == 1 && c.type == "Complete")`, true, nil, ""},
 		{"timestamp as string", `timestamp("2025-01-01T00:00:00Z")`, "2025-01-01T00:00:00Z", nil, ""},
-		{"missing key", `object.status.failedIndexes`, nil, health.ErrMissingData, `expression "object.status.failedIndexes": no such key: failedIndexes`},
-		{"index out of range", `object.status.conditions[5].type`, nil, health.ErrMissingData, `expression "object.status.conditions[5].type": index out of bounds: 5`},
-		{"division by zero", `object.status.failed / object.status.failed`, nil, health.ErrEvaluation, `expression "object.status.failed / object.status.failed": division by zero`},
-		{"indexes rejects a bad set", `indexes("1,x")`, nil, health.ErrEvaluation, `expression "indexes(\"1,x\")": indexes: invalid index set item "x": invalid syntax`},
-		{"map with int keys", `{1: 2}`, nil, health.ErrResultType, `expression "{1: 2}": map key 1 has type int, want string`},
+		{"missing key", `object.status.failedIndexes`, nil, expr.ErrMissingData, `expression "object.status.failedIndexes": no such key: failedIndexes`},
+		{"index out of range", `object.status.conditions[5].type`, nil, expr.ErrMissingData, `expression "object.status.conditions[5].type": index out of bounds: 5`},
+		{"division by zero", `object.status.failed / object.status.failed`, nil, expr.ErrEvaluation, `expression "object.status.failed / object.status.failed": division by zero`},
+		{"indexes rejects a bad set", `indexes("1,x")`, nil, expr.ErrEvaluation, `expression "indexes(\"1,x\")": indexes: invalid index set item "x": invalid syntax`},
+		{"map with int keys", `{1: 2}`, nil, expr.ErrResultType, `expression "{1: 2}": map key 1 has type int, want string`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := health.CompileCEL(tt.expr, health.ResultAny)
+			p, err := expr.CompileCEL(tt.expr, expr.ResultAny)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := p.Eval(health.NewScope(jb))
+			got, err := p.Eval(expr.NewScope(jb))
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || err.Error() != tt.errText {
 					t.Fatalf("error %v, want %q wrapping %v", err, tt.errText, tt.wantErr)
@@ -134,65 +134,65 @@ func TestProgramEval(t *testing.T) {
 }
 
 func TestProgramEvalTyped(t *testing.T) {
-	s := health.NewScope(job(t).Object)
-	b, _ := health.CompileCEL(`object.status.succeeded > 0`, health.ResultBool)
+	s := expr.NewScope(job(t).Object)
+	b, _ := expr.CompileCEL(`object.status.succeeded > 0`, expr.ResultBool)
 	if ok, err := b.EvalBool(s); !ok || err != nil {
 		t.Errorf("EvalBool: %v, %v", ok, err)
 	}
-	str, _ := health.CompileCEL(`object.metadata.name`, health.ResultString)
+	str, _ := expr.CompileCEL(`object.metadata.name`, expr.ResultString)
 	if v, err := str.EvalString(s); v != "test-run" || err != nil {
 		t.Errorf("EvalString: %q, %v", v, err)
 	}
-	notBool, _ := health.CompileCEL(`object.status.succeeded`, health.ResultBool)
-	if _, err := notBool.EvalBool(s); !errors.Is(err, health.ErrResultType) ||
+	notBool, _ := expr.CompileCEL(`object.status.succeeded`, expr.ResultBool)
+	if _, err := notBool.EvalBool(s); !errors.Is(err, expr.ErrResultType) ||
 		err.Error() != `expression "object.status.succeeded": must evaluate to bool, but evaluated to int` {
 		t.Errorf("EvalBool of an int: %v", err)
 	}
-	notString, _ := health.CompileCEL(`object.status.succeeded`, health.ResultString)
-	if _, err := notString.EvalString(s); !errors.Is(err, health.ErrResultType) {
+	notString, _ := expr.CompileCEL(`object.status.succeeded`, expr.ResultString)
+	if _, err := notString.EvalString(s); !errors.Is(err, expr.ErrResultType) {
 		t.Errorf("EvalString of an int: %v", err)
 	}
-	if _, err := b.EvalBool(nil); !errors.Is(err, health.ErrEvaluation) {
+	if _, err := b.EvalBool(nil); !errors.Is(err, expr.ErrEvaluation) {
 		t.Errorf("EvalBool without a scope: %v", err)
 	}
 }
 
 func TestScopeBudget(t *testing.T) {
 	obj := deployment(t).Object
-	cheap, _ := health.CompileCEL(`object.status.conditions.exists(c, c.type == "Available")`, health.ResultBool)
-	heavy, _ := health.CompileCEL(`lists.range(1500).all(i, lists.range(1500).all(j, i != j || i == j))`, health.ResultBool)
+	cheap, _ := expr.CompileCEL(`object.status.conditions.exists(c, c.type == "Available")`, expr.ResultBool)
+	heavy, _ := expr.CompileCEL(`lists.range(1500).all(i, lists.range(1500).all(j, i != j || i == j))`, expr.ResultBool)
 
 	t.Run("expressions share the budget", func(t *testing.T) {
-		s := health.NewScopeWithBudget(obj, 1000)
+		s := expr.NewScopeWithBudget(obj, 1000)
 		n := 0
 		var err error
 		for err == nil && n < 1000 {
 			_, err = cheap.EvalBool(s)
 			n++
 		}
-		if !errors.Is(err, health.ErrBudgetExhausted) {
+		if !errors.Is(err, expr.ErrBudgetExhausted) {
 			t.Fatalf("error %v, want ErrBudgetExhausted", err)
 		}
 		if n < 2 || n > 500 {
 			t.Errorf("budget of 1000 ran out after %d evaluations", n)
 		}
-		if _, err := cheap.EvalBool(s); !errors.Is(err, health.ErrBudgetExhausted) {
+		if _, err := cheap.EvalBool(s); !errors.Is(err, expr.ErrBudgetExhausted) {
 			t.Errorf("after exhaustion: %v", err)
 		}
 	})
 	t.Run("per-call limit", func(t *testing.T) {
-		s := health.NewScope(obj)
+		s := expr.NewScope(obj)
 		_, err := heavy.EvalBool(s)
-		if !errors.Is(err, health.ErrCostLimitExceeded) {
+		if !errors.Is(err, expr.ErrCostLimitExceeded) {
 			t.Fatalf("error %v, want ErrCostLimitExceeded", err)
 		}
-		if want := health.CELObjectCostBudget - health.CELCallCostLimit; s.Remaining() != want {
+		if want := expr.CELObjectCostBudget - expr.CELCallCostLimit; s.Remaining() != want {
 			t.Errorf("remaining %d, want %d", s.Remaining(), want)
 		}
 	})
 	t.Run("budget below one evaluation's actual cost", func(t *testing.T) {
-		s := health.NewScopeWithBudget(obj, 3)
-		if _, err := cheap.EvalBool(s); !errors.Is(err, health.ErrBudgetExhausted) {
+		s := expr.NewScopeWithBudget(obj, 3)
+		if _, err := cheap.EvalBool(s); !errors.Is(err, expr.ErrBudgetExhausted) {
 			t.Fatalf("error %v, want ErrBudgetExhausted", err)
 		}
 	})
@@ -224,7 +224,7 @@ func TestParseIndexes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.set, func(t *testing.T) {
-			got, err := health.ParseIndexes(tt.set)
+			got, err := expr.ParseIndexes(tt.set)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error %v, want %q", err, tt.wantErr)
@@ -253,10 +253,10 @@ func TestIndexesInCEL(t *testing.T) {
 		{`sets.equivalent(indexes(object.status.completedIndexes), lists.range(8))`, true},
 		{`!has(object.status.failedIndexes) || indexes(object.status.failedIndexes).size() == 0`, true},
 	}
-	s := health.NewScope(job(t).Object)
+	s := expr.NewScope(job(t).Object)
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
-			p, err := health.CompileCEL(tt.expr, health.ResultBool)
+			p, err := expr.CompileCEL(tt.expr, expr.ResultBool)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package health
+package expr
 
 import (
 	"errors"
@@ -75,21 +75,28 @@ var (
 	ErrEvaluation = errors.New("evaluation failed")
 )
 
-// exprError is an error about one expression. It quotes the expression and unwraps to its kind.
-type exprError struct {
-	expression string
-	kind       error
-	detail     string
+// ExpressionError is an error about one CEL expression. Its message quotes the expression, and
+// errors.Is matches its Kind. Packages that judge an expression's result (condition rules' map
+// results) return it too, so every expression error reads alike.
+type ExpressionError struct {
+	// Expression is the expression as the user wrote it.
+	Expression string
+	// Kind is one of this package's sentinels, e.g. ErrResultType.
+	Kind error
+	// Detail says what is wrong.
+	Detail string
 }
 
-func (e *exprError) Error() string {
-	return fmt.Sprintf("expression %q: %s", e.expression, e.detail)
+// Error returns `expression "<expression>": <detail>`.
+func (e *ExpressionError) Error() string {
+	return fmt.Sprintf("expression %q: %s", e.Expression, e.Detail)
 }
 
-func (e *exprError) Unwrap() error { return e.kind }
+// Unwrap returns Kind.
+func (e *ExpressionError) Unwrap() error { return e.Kind }
 
 // Program is a compiled CEL expression over `object`. Programs are compiled once per expression
-// text and cached for the life of the process; a Program is safe for concurrent use.
+// text and cached; a Program is safe for concurrent use.
 type Program struct {
 	expression string
 	output     *cel.Type
@@ -116,8 +123,13 @@ type compiled struct {
 	err     error
 }
 
+// maxCachedPrograms bounds the program cache. Expressions come from templates, so the live set is
+// what platform teams write; a compiled program is tens of kilobytes, so the bound is lower than
+// the path cache's.
+const maxCachedPrograms = 2048
+
 var (
-	celCache    sync.Map // expression text -> compiled
+	celCache    = newCache[*compiled](maxCachedPrograms)
 	celCompiles atomic.Uint64
 	celEnv      = sync.OnceValues(newCELEnv)
 )
@@ -129,18 +141,16 @@ func CELCompileCount() uint64 { return celCompiles.Load() }
 // CompileCEL returns the Program for expression, compiling it on first use, and checks that its
 // type can be want. The cache is keyed by the expression text alone and also remembers expressions
 // that fail to compile, so an invalid expression costs one compilation, not one per reconcile. The
-// type check runs on every call: it reads the cached output type and costs nothing. Expressions come
-// from templates, so the cache, which keeps every text it is given, is bounded by what platform
-// teams write.
+// type check runs on every call: it reads the cached output type and costs nothing. The cache holds
+// at most maxCachedPrograms expressions and evicts the least recently used.
 //
 // An expression over `object` usually has type dyn, because the object has no schema; dyn passes
 // the check here and the result is checked again when the Program is evaluated.
 func CompileCEL(expression string, want ResultType) (*Program, error) {
-	c, ok := celCache.Load(expression)
+	cc, ok := celCache.get(expression)
 	if !ok {
-		c, _ = celCache.LoadOrStore(expression, &compiled{})
+		cc = celCache.add(expression, &compiled{})
 	}
-	cc := c.(*compiled)
 	cc.once.Do(func() { cc.program, cc.err = compileCEL(expression) })
 	if cc.err != nil {
 		return nil, cc.err
@@ -156,11 +166,11 @@ func compileCEL(expression string) (*Program, error) {
 	env, err := celEnv()
 	if err != nil {
 		// The environment is fixed at build time; this is a bug, not bad input.
-		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: "CEL environment: " + err.Error()}
+		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: "CEL environment: " + err.Error()}
 	}
 	ast, iss := env.Compile(expression)
 	if iss != nil && iss.Err() != nil {
-		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: iss.Err().Error()}
+		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: iss.Err().Error()}
 	}
 	tracked, err := env.Program(ast,
 		cel.EvalOptions(cel.OptOptimize),
@@ -171,11 +181,11 @@ func compileCEL(expression string) (*Program, error) {
 		cel.InterruptCheckFrequency(100),
 	)
 	if err != nil {
-		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: err.Error()}
+		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: err.Error()}
 	}
 	fast, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
-		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: err.Error()}
+		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: err.Error()}
 	}
 	p := &Program{expression: expression, output: ast.OutputType(), ast: ast, tracked: tracked, fast: fast}
 	p.recordCostPaths()
@@ -195,8 +205,8 @@ func (p *Program) checkOutput(want ResultType) error {
 	if p.output.Kind() == types.DynKind || p.output.IsExactType(required) {
 		return nil
 	}
-	return &exprError{expression: p.expression, kind: ErrInvalidExpression,
-		detail: fmt.Sprintf("must evaluate to %s, but has type %s", want, p.output)}
+	return &ExpressionError{Expression: p.expression, Kind: ErrInvalidExpression,
+		Detail: fmt.Sprintf("must evaluate to %s, but has type %s", want, p.output)}
 }
 
 // String returns the expression text.
@@ -240,14 +250,14 @@ func (p *Program) Eval(s *Scope) (any, error) {
 	}
 	native, err := toNative(v)
 	if err != nil {
-		return nil, &exprError{expression: p.expression, kind: ErrResultType, detail: err.Error()}
+		return nil, &ExpressionError{Expression: p.expression, Kind: ErrResultType, Detail: err.Error()}
 	}
 	return native, nil
 }
 
 func (p *Program) wrongType(want ResultType, v ref.Val) error {
-	return &exprError{expression: p.expression, kind: ErrResultType,
-		detail: fmt.Sprintf("must evaluate to %s, but evaluated to %s", want, v.Type().TypeName())}
+	return &ExpressionError{Expression: p.expression, Kind: ErrResultType,
+		Detail: fmt.Sprintf("must evaluate to %s, but evaluated to %s", want, v.Type().TypeName())}
 }
 
 // newCELEnv builds the one environment every expression is compiled in.

@@ -1,4 +1,4 @@
-package health
+package expr
 
 import (
 	"context"
@@ -77,7 +77,7 @@ func (a *objectActivation) Parent() interpreter.Activation { return nil }
 // limit, and every later evaluation for the same object fails at once.
 func (p *Program) eval(s *Scope) (ref.Val, error) {
 	if s == nil {
-		return nil, &exprError{expression: p.expression, kind: ErrEvaluation, detail: "no object to evaluate against"}
+		return nil, &ExpressionError{Expression: p.expression, Kind: ErrEvaluation, Detail: "no object to evaluate against"}
 	}
 	if s.remaining == 0 {
 		return nil, p.budgetError(s)
@@ -100,13 +100,13 @@ func (p *Program) eval(s *Scope) (ref.Val, error) {
 	var cancelled interpreter.EvalCancelledError
 	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.ContextCancelled {
 		s.charge(CELCallCostLimit)
-		return nil, &exprError{expression: p.expression, kind: ErrCostLimitExceeded,
-			detail: fmt.Sprintf("evaluation stopped after %s", CELCallTimeLimit)}
+		return nil, &ExpressionError{Expression: p.expression, Kind: ErrCostLimitExceeded,
+			Detail: fmt.Sprintf("evaluation stopped after %s", CELCallTimeLimit)}
 	}
 	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded {
 		s.charge(CELCallCostLimit)
-		return nil, &exprError{expression: p.expression, kind: ErrCostLimitExceeded,
-			detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}
+		return nil, &ExpressionError{Expression: p.expression, Kind: ErrCostLimitExceeded,
+			Detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}
 	}
 	if !s.charge(cost) {
 		return nil, p.budgetError(s)
@@ -128,8 +128,8 @@ func (s *Scope) charge(cost uint64) bool {
 }
 
 func (p *Program) budgetError(s *Scope) error {
-	return &exprError{expression: p.expression, kind: ErrBudgetExhausted,
-		detail: fmt.Sprintf("the expressions for this object used up their cost budget of %d", s.budget)}
+	return &ExpressionError{Expression: p.expression, Kind: ErrBudgetExhausted,
+		Detail: fmt.Sprintf("the expressions for this object used up their cost budget of %d", s.budget)}
 }
 
 // classify decides, in this one place, whether an evaluation error means the data is not there yet
@@ -144,7 +144,7 @@ func (p *Program) classify(err error) error {
 			break
 		}
 	}
-	return &exprError{expression: p.expression, kind: kind, detail: msg}
+	return &ExpressionError{Expression: p.expression, Kind: kind, Detail: msg}
 }
 
 // toNative turns a CEL value into a plain Go value, see Program.Eval.
