@@ -3,8 +3,10 @@ package expr_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -263,6 +265,49 @@ func TestIndexesInCEL(t *testing.T) {
 			if got, err := p.EvalBool(s); err != nil || got != tt.want {
 				t.Errorf("got %v, %v; want %v", got, err, tt.want)
 			}
+		})
+	}
+}
+
+// bigList is an object with n items, for expressions whose running time grows with it.
+func bigList(n int) map[string]any {
+	items := make([]any, n)
+	for i := range items {
+		items[i] = map[string]any{"n": int64(i)}
+	}
+	return map[string]any{"spec": map[string]any{"items": items}}
+}
+
+// TestLongEvaluationEndsWithinTheLimits evaluates expressions that would run for minutes or
+// hours: nested comprehensions over a big list. Each ends within the time limit (and a margin
+// for a loaded machine) with ErrCostLimitExceeded, saying which limit stopped it.
+func TestLongEvaluationEndsWithinTheLimits(t *testing.T) {
+	for _, text := range []string{
+		// 10^9 steps over the object.
+		`object.spec.items.all(a, object.spec.items.all(b, object.spec.items.all(c, a.n + b.n + c.n >= 0)))`,
+		// 10^6 steps that each cost little, then a sort of a million.
+		`object.spec.items.map(a, object.spec.items.map(b, a.n * b.n)).flatten().sort().size() > 0`,
+		// A long comprehension: cel-go's tracker is quadratic in its length.
+		`lists.range(100000).all(i, true)`,
+	} {
+		t.Run(text, func(t *testing.T) {
+			p, err := expr.CompileCEL(text, expr.ResultBool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = p.EvalBool(expr.NewScope(bigList(1000)))
+			took := time.Since(start)
+			if !errors.Is(err, expr.ErrCostLimitExceeded) {
+				t.Fatalf("error %v, want ErrCostLimitExceeded", err)
+			}
+			if !strings.Contains(err.Error(), "evaluation stopped after 100ms") && !strings.Contains(err.Error(), "cost limit of 1000000 exceeded") {
+				t.Errorf("error %q says neither limit", err)
+			}
+			if limit := expr.CELCallTimeLimit + 2*time.Second; took > limit {
+				t.Errorf("took %s, want at most %s", took, limit)
+			}
+			t.Logf("stopped after %s: %v", took.Round(time.Millisecond), err)
 		})
 	}
 }

@@ -32,10 +32,15 @@
 // least recently used entry; PathParseCount and CELCompileCount show that steady state compiles
 // nothing.
 //
+// Every CEL evaluation is bounded, whatever the expression and the object: its program is built
+// with cel-go's runtime cost limit (CELCallCostLimit) and interrupt check, and runs with a context
+// whose deadline is CELCallTimeLimit away. Going over either is ErrCostLimitExceeded, and the
+// Scope's budget (CELObjectCostBudget by default) bounds all the expressions about one object.
+//
 // Evaluation is on the reconcile path of every resource, so the hot paths avoid the generic
 // machinery where it is slow and keep it as the reference: jsonpath runs on a plan compiled from
 // client-go's parse tree and falls back to client-go's evaluator (pathfast.go), CEL sees JSON values
-// through a non-allocating adapter (celjson.go), and expressions whose worst-case cost on the object
-// is known skip cel-go's runtime cost tracker (celcost.go). Differential tests hold each shortcut to
-// the reference.
+// through a non-allocating adapter (celjson.go), list functions are priced without cel-go's
+// per-evaluation tracker map (cost.go), and the deadline is a pooled timer rather than
+// context.WithTimeout (deadline.go). Differential tests hold each shortcut to the reference.
 package expr

@@ -36,8 +36,8 @@ func fuzzCELObject() map[string]any {
 }
 
 // celEvalLimit is how long one evaluation may take before the fuzzer calls it a hang.
-// The cost limit must stop any expression long before this: the costliest seeds stop at
-// the limit within about a second.
+// The per-call limits must stop any expression long before this: the time limit
+// (expr.CELCallTimeLimit) stops the costliest seeds after a tenth of a second.
 const celEvalLimit = 10 * time.Second
 
 // FuzzCELEval compiles arbitrary expressions and evaluates them over a fixed object

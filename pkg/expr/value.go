@@ -29,6 +29,12 @@ func ValueString(v any) string {
 		return ""
 	case string:
 		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return formatFloat(x)
 	}
 	var b strings.Builder
 	writeValue(&b, v)

@@ -1,7 +1,9 @@
 package health_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -221,13 +223,25 @@ func TestEvaluateMultiMatchBudget(t *testing.T) {
 			t.Errorf("remaining budget %d, want 0", scope.Remaining())
 		}
 	})
-	t.Run("over the per-call limit", func(t *testing.T) {
-		heavy := multiMatch(
-			v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: `lists.range(2000).all(i, lists.range(2000).all(j, i + j >= 0))`}}},
-			v1alpha1.MatchRule{MatchConditions: conditions("Never", "True")},
-		)
-		got := health.Evaluate(health.Input{Rule: heavy, Object: obj})
-		assertCondition(t, healthyCond("Unknown", "HealthRuleEvaluationFailed",
-			`healthyConditionRule.multiMatch.healthy.matchCEL[0].expression: expression "lists.range(2000).all(i, lists.range(2000).all(j, i + j >= 0))": cost limit of 1000000 exceeded by one evaluation`), got)
-	})
+	// The two per-call limits stop an expression, whatever it is: cel-go's cost tracker, and the
+	// time limit (cel-go's tracker is quadratic in the length of a comprehension, so the second
+	// expression costs only 400,004 but would run for half a minute).
+	for _, tt := range []struct{ name, expression, detail string }{
+		{"over the per-call cost limit", `lists.range(1000).sort().size() > 0`, "cost limit of 1000000 exceeded by one evaluation"},
+		{"over the per-call time limit", `lists.range(100000).all(i, true)`, "evaluation stopped after 100ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			heavy := multiMatch(
+				v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: tt.expression}}},
+				v1alpha1.MatchRule{MatchConditions: conditions("Never", "True")},
+			)
+			start := time.Now()
+			got := health.Evaluate(health.Input{Rule: heavy, Object: obj})
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %s", took)
+			}
+			assertCondition(t, healthyCond("Unknown", "HealthRuleEvaluationFailed",
+				fmt.Sprintf("healthyConditionRule.multiMatch.healthy.matchCEL[0].expression: expression %q: %s", tt.expression, tt.detail)), got)
+		})
+	}
 }

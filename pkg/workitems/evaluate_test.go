@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -265,6 +266,25 @@ func TestEvaluateBudget(t *testing.T) {
 	// With the default budget the same rules evaluate.
 	assertConditions(t, []metav1.Condition{passed(v1alpha1.ConditionComplete, "Resource is Complete"), passed("Cheap", "Resource is Cheap")},
 		workitems.Evaluate(rules, obj, nil), nil)
+}
+
+// TestEvaluateLimits shows the per-call limits stopping a condition rule: the rule is False
+// ConditionRulesFailed with an error that says which limit, within the time limit, never a hang.
+func TestEvaluateLimits(t *testing.T) {
+	obj := object(t, indexedJobYAML)
+	for _, tt := range []struct{ expression, detail string }{
+		{`lists.range(1000).sort().size() > 0`, "cost limit of 1000000 exceeded by one evaluation"},
+		// Cheap by cost (400,004), but cel-go's tracker is quadratic in a comprehension's length.
+		{`lists.range(100000).all(i, true)`, "evaluation stopped after 100ms"},
+	} {
+		start := time.Now()
+		got := workitems.Evaluate([]v1alpha1.ConditionRule{celRule(v1alpha1.ConditionComplete, tt.expression)}, obj, nil)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s took %s", tt.expression, took)
+		}
+		want := failed(v1alpha1.ConditionComplete, fmt.Sprintf("failed to evaluate: expression %q: %s", tt.expression, tt.detail))
+		assertConditions(t, []metav1.Condition{want}, got, nil)
+	}
 }
 
 // TestEvaluateSharesScope shows that condition rules charge the Scope the caller passes, the one
