@@ -15,7 +15,7 @@ import (
 // does, and fails when anything is compiled or parsed after the first evaluation.
 func benchEvaluate(b *testing.B, obj *unstructured.Unstructured, rule *v1alpha1.HealthRule, want metav1.ConditionStatus) {
 	b.Helper()
-	if err := health.Validate(rule); err != nil {
+	if err := health.Validate(rule, health.FieldHealthyConditionRule); err != nil {
 		b.Fatal(err)
 	}
 	first := health.Evaluate(health.Input{Rule: rule, Object: obj, HasOutputs: true, OutputsRead: true})

@@ -8,6 +8,8 @@
 //     condition, for every form of the rule (none, alwaysHealthy, singleConditionType, multiMatch
 //     with matchConditions, matchFields and matchCEL), including the generation check of seed 003.
 //   - Validate checks a rule's jsonpaths and CEL expressions, naming the field of each problem.
+//     RuleOf gives a template's rule and the field it is written in (Cartographer's healthRule or
+//     healthyConditionRule), and Validate's and Evaluate's messages start with that field.
 //   - ResourcesHealthy, ResourceReady, OwnerReady and Available are the owner aggregations, pure
 //     constructors in the style of Cluster API's conditions package.
 //

@@ -34,11 +34,11 @@ func ExampleEvaluate() {
 			MessagePath: ".status.usefulErrorMessage",
 		}}},
 	}}
-	if err := health.Validate(rule); err != nil {
+	if err := health.Validate(rule, health.FieldHealthRule); err != nil {
 		fmt.Println(err)
 		return
 	}
-	c := health.Evaluate(health.Input{Rule: rule, Object: app, HasOutputs: true, OutputsRead: true, Generation: 3})
+	c := health.Evaluate(health.Input{Rule: rule, Field: health.FieldHealthRule, Object: app, HasOutputs: true, OutputsRead: true})
 	fmt.Println(c.Type, c.Status, c.Reason)
 	fmt.Println(c.Message)
 	// Output:

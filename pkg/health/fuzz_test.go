@@ -54,7 +54,7 @@ func FuzzHealthMatchFields(f *testing.F) {
 		}
 		judge := func(op v1alpha1.FieldSelectorOperator) (metav1.Condition, bool) {
 			r := rule(op)
-			valid := health.Validate(r) == nil
+			valid := health.Validate(r, health.FieldHealthyConditionRule) == nil
 			obj := &unstructured.Unstructured{Object: content}
 			c := health.Evaluate(health.Input{Rule: r, Object: obj, HasOutputs: true, OutputsRead: true})
 			switch c.Status {

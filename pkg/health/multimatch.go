@@ -16,9 +16,10 @@ const noValue = "<none>"
 
 // matcher evaluates the matchers of a multiMatch rule against one object.
 type matcher struct {
-	object *unstructured.Unstructured
-	obj    map[string]any // object.Object
-	s      *expr.Scope    // created on the first CEL matcher unless the caller gave one
+	object    *unstructured.Unstructured
+	obj       map[string]any // object.Object
+	s         *expr.Scope    // created on the first CEL matcher unless the caller gave one
+	ruleField string         // the field the rule is written in, which messages start with
 }
 
 // evaluate applies a multiMatch rule:
@@ -166,13 +167,13 @@ func fieldMessage(value, message string) string {
 func (m *matcher) field(side string, i int, req v1alpha1.HealthMatchFieldSelectorRequirement) (string, bool, *metav1.Condition) {
 	path, err := expr.ParsePath(req.Key)
 	if err != nil {
-		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].key: %v", ruleField, side, i, err))
+		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].key: %v", m.ruleField, side, i, err))
 		return "", false, &c
 	}
 	values, _ := path.Find(m.obj)
 	ok, shown, err := expr.MatchField(req.Operator, req.Values, values)
 	if err != nil {
-		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].operator: unknown operator %q", ruleField, side, i, req.Operator))
+		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].operator: unknown operator %q", m.ruleField, side, i, req.Operator))
 		return "", false, &c
 	}
 	if req.Operator == v1alpha1.FieldSelectorOpDoesNotExist {
@@ -189,7 +190,7 @@ func (m *matcher) message(side string, i int, messagePath string) (string, *meta
 	}
 	path, err := expr.ParsePath(messagePath)
 	if err != nil {
-		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].messagePath: %v", ruleField, side, i, err))
+		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].messagePath: %v", m.ruleField, side, i, err))
 		return "", &c
 	}
 	values, _ := path.Find(m.obj)
@@ -207,7 +208,7 @@ func (m *matcher) scope() *expr.Scope {
 // expression evaluates one matchCEL expression. Missing data makes it false; any other error is
 // returned as the condition to report.
 func (m *matcher) expression(side string, i int, req v1alpha1.CELMatch) (bool, *metav1.Condition) {
-	field := func() string { return fmt.Sprintf("%s.multiMatch.%s.matchCEL[%d].expression", ruleField, side, i) }
+	field := func() string { return fmt.Sprintf("%s.multiMatch.%s.matchCEL[%d].expression", m.ruleField, side, i) }
 	p, err := expr.CompileCEL(req.Expression, expr.ResultBool)
 	if err != nil {
 		c := unknown(v1alpha1.ReasonInvalidHealthRule, field()+": "+err.Error())

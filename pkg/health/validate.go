@@ -55,10 +55,15 @@ func (e *InvalidRuleError) Unwrap() []error {
 // form, non-empty sides, known operators, values for In and NotIn) for rules that did not come
 // through the API server. Parsed paths and compiled programs land in the caches, so Evaluate does
 // not compile them again. Templates report the error as Ready=False InvalidHealthRule.
-func Validate(rule *v1alpha1.HealthRule) error {
+//
+// field is the field the rule is written in, FieldHealthRule or FieldHealthyConditionRule (the
+// default when empty; see RuleOf): every problem's path starts with it, so the message names what
+// the user wrote.
+func Validate(rule *v1alpha1.HealthRule, field string) error {
 	if rule == nil {
 		return nil
 	}
+	field = fieldOr(field)
 	v := validator{}
 	forms := 0
 	if rule.AlwaysHealthy != nil {
@@ -69,11 +74,11 @@ func Validate(rule *v1alpha1.HealthRule) error {
 	}
 	if rule.MultiMatch != nil {
 		forms++
-		v.matchRule(ruleField+".multiMatch.healthy", &rule.MultiMatch.Healthy)
-		v.matchRule(ruleField+".multiMatch.unhealthy", &rule.MultiMatch.Unhealthy)
+		v.matchRule(field+".multiMatch.healthy", &rule.MultiMatch.Healthy)
+		v.matchRule(field+".multiMatch.unhealthy", &rule.MultiMatch.Unhealthy)
 	}
 	if forms != 1 {
-		v.add(ruleField, fmt.Errorf("exactly one of alwaysHealthy, singleConditionType or multiMatch must be set, found %d", forms))
+		v.add(field, fmt.Errorf("exactly one of alwaysHealthy, singleConditionType or multiMatch must be set, found %d", forms))
 	}
 	if len(v.errs) == 0 {
 		return nil

@@ -76,7 +76,7 @@ func chooseOption(kind *ownerKind, res *resourceSpec, owner map[string]any) (sel
 func judge(obj *unstructured.Unstructured, tpl template, outputsRead bool, scope *expr.Scope) metav1.Condition {
 	in := health.Input{Object: obj, HasOutputs: len(tpl.outputs) > 0 || tpl.deployment != nil, OutputsRead: outputsRead, Scope: scope}
 	if tpl.spec != nil {
-		in.Rule = tpl.spec.EffectiveHealthRule()
+		in.Rule, in.Field = health.RuleOf(tpl.spec)
 	}
 	return health.Evaluate(in)
 }
