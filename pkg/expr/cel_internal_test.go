@@ -48,14 +48,7 @@ func TestCELMatchesReference(t *testing.T) {
 	data := content()
 	for _, expr := range exprs {
 		t.Run(expr, func(t *testing.T) {
-			ast, iss := refEnv.Compile(expr)
-			if iss.Err() != nil {
-				t.Fatal(iss.Err())
-			}
-			refPrg, err := refEnv.Program(ast)
-			if err != nil {
-				t.Fatal(err)
-			}
+			refPrg := referenceProgram(t, refEnv, expr)
 			refVal, _, refErr := refPrg.Eval(map[string]any{"object": types.DefaultTypeAdapter.NativeToValue(data)})
 			want, wantErr := result(refVal, refErr)
 
@@ -76,6 +69,20 @@ func TestCELMatchesReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// referenceProgram compiles expr in a reference environment.
+func referenceProgram(t *testing.T, env *cel.Env, expr string, opts ...cel.ProgramOption) cel.Program {
+	t.Helper()
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		t.Fatal(iss.Err())
+	}
+	prg, err := env.Program(ast, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prg
 }
 
 // unordered is true for results built from map iteration, whose order is not defined.
@@ -115,14 +122,7 @@ func TestListCostsMatchCELGo(t *testing.T) {
 	data := content()
 	for _, expr := range exprs {
 		t.Run(expr, func(t *testing.T) {
-			ast, iss := refEnv.Compile(expr)
-			if iss.Err() != nil {
-				t.Fatal(iss.Err())
-			}
-			refPrg, err := refEnv.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.CostTracking(costEstimator{}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			refPrg := referenceProgram(t, refEnv, expr, cel.EvalOptions(cel.OptOptimize), cel.CostTracking(costEstimator{}))
 			_, refDetails, refErr := refPrg.Eval(map[string]any{"object": data})
 			p, err := CompileCEL(expr, ResultAny)
 			if err != nil {

@@ -83,14 +83,7 @@ func comparePlan(t *testing.T, p *Path, data any) {
 		t.Fatalf("%q has a plan but client-go cannot parse %q: %v", p.text, p.template, perr)
 	}
 	results, refErr := ref.FindResults(data)
-	var want []any
-	for _, set := range results {
-		for _, v := range set {
-			if x, ok := value(v); ok {
-				want = append(want, x)
-			}
-		}
-	}
+	want := values(results)
 	if len(got) == 0 {
 		got = nil
 	}

@@ -143,6 +143,15 @@ func (p *Path) Find(data any) ([]any, error) {
 		// expects: a missing key, an index out of range, a field of a list.
 		return nil, notFoundError{msg: err.Error()}
 	}
+	out := values(results)
+	if len(out) == 0 {
+		return nil, errNoValue
+	}
+	return out, nil
+}
+
+// values flattens client-go's result sets into the values they hold.
+func values(results [][]reflect.Value) []any {
 	var out []any
 	for _, set := range results {
 		for _, v := range set {
@@ -151,10 +160,7 @@ func (p *Path) Find(data any) ([]any, error) {
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, errNoValue
-	}
-	return out, nil
+	return out
 }
 
 // Get returns the value the path selects in data: the value itself when there is one, a []any of

@@ -72,14 +72,7 @@ func TestPlanMatchesClientGo(t *testing.T) {
 				t.Fatal(err)
 			}
 			results, refErr := ref.FindResults(data)
-			var want []any
-			for _, set := range results {
-				for _, v := range set {
-					if x, ok := value(v); ok {
-						want = append(want, x)
-					}
-				}
-			}
+			want := values(results)
 			p, err := ParsePath(text)
 			if err != nil {
 				t.Fatal(err)

@@ -10,29 +10,11 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/internal/fixtures"
 )
 
 // appYAML is an object with conditions, numbers, booleans, a null and a list of values.
-const appYAML = `
-apiVersion: kappctrl.k14s.io/v1alpha1
-kind: App
-metadata: {name: deployer, generation: 2}
-status:
-  observedGeneration: 2
-  usefulErrorMessage: kapp deploy failed
-  replicas: 3
-  ratio: 2.5
-  paused: false
-  ready: true
-  gone: null
-  loadBalancer: {}
-  phase: Running
-  tags: [blue, green]
-  conditions:
-  - {type: ReconcileSucceeded, status: "True", message: reconciled}
-  - {type: ReconcileFailed, status: "False", message: not failed}
-  - {type: Stalled, status: "Unknown", message: who knows}
-`
+const appYAML = fixtures.AppYAML
 
 func conditions(reqs ...string) []v1alpha1.ConditionRequirement {
 	var out []v1alpha1.ConditionRequirement
