@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 )
 
@@ -14,21 +15,21 @@ import (
 // does, and fails when anything is compiled or parsed after the first evaluation.
 func benchEvaluate(b *testing.B, obj *unstructured.Unstructured, rule *v1alpha1.HealthRule, want metav1.ConditionStatus) {
 	b.Helper()
-	if err := health.Validate(rule); err != nil {
+	if err := health.Validate(rule, health.FieldHealthyConditionRule); err != nil {
 		b.Fatal(err)
 	}
 	first := health.Evaluate(health.Input{Rule: rule, Object: obj, HasOutputs: true, OutputsRead: true})
 	if first.Status != want {
 		b.Fatalf("status %s, want %s: %+v", first.Status, want, first)
 	}
-	compiles, parses := health.CELCompileCount(), health.PathParseCount()
+	compiles, parses := expr.CELCompileCount(), expr.PathParseCount()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		health.Evaluate(health.Input{Rule: rule, Object: obj, HasOutputs: true, OutputsRead: true})
 	}
 	b.StopTimer()
-	c, p := health.CELCompileCount()-compiles, health.PathParseCount()-parses
+	c, p := expr.CELCompileCount()-compiles, expr.PathParseCount()-parses
 	b.ReportMetric(float64(c), "compiles")
 	b.ReportMetric(float64(p), "parses")
 	if c != 0 || p != 0 {
@@ -103,49 +104,6 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 	for _, bm := range benchmarks {
 		b.Run(bm.name, func(b *testing.B) { benchEvaluate(b, bm.obj, bm.rule, bm.want) })
-	}
-}
-
-func BenchmarkCELProgram(b *testing.B) {
-	dep := deployment(b)
-	p, err := health.CompileCEL(`object.status.conditions.exists(c, c.type == "Available" && c.status == "True")`, health.ResultBool)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("EvalBoolSharedScope", func(b *testing.B) {
-		s := health.NewScopeWithBudget(dep.Object, ^uint64(0))
-		b.ReportAllocs()
-		for b.Loop() {
-			if ok, err := p.EvalBool(s); !ok || err != nil {
-				b.Fatal(ok, err)
-			}
-		}
-	})
-	b.Run("CompileCached", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := health.CompileCEL(p.String(), health.ResultBool); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-func BenchmarkPathFind(b *testing.B) {
-	dep := deployment(b)
-	for _, text := range []string{"status.readyReplicas", `status.conditions[?(@.type=="Available")].status`} {
-		p, err := health.ParsePath(text)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(text, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if v, err := p.Find(dep.Object); err != nil || len(v) != 1 {
-					b.Fatal(v, err)
-				}
-			}
-		})
 	}
 }
 

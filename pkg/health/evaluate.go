@@ -7,34 +7,63 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
-// ruleField is the field path that errors about a rule start with.
-const ruleField = "healthyConditionRule"
+// The fields a template can write its health rule in. Messages about a rule start with the one
+// the template used, so that they name what the user wrote.
+const (
+	// FieldHealthyConditionRule is Surveyor's name for the rule.
+	FieldHealthyConditionRule = "healthyConditionRule"
+	// FieldHealthRule is Cartographer's name for the same rule.
+	FieldHealthRule = "healthRule"
+)
+
+// RuleOf returns a template's health rule (TemplateSpec.EffectiveHealthRule) and the field it is
+// written in: FieldHealthRule when the template uses Cartographer's name for it, otherwise
+// FieldHealthyConditionRule (also for the rule lifecycle tekton implies).
+func RuleOf(spec *v1alpha1.TemplateSpec) (*v1alpha1.HealthRule, string) {
+	if spec == nil {
+		return nil, FieldHealthyConditionRule
+	}
+	if spec.HealthyConditionRule == nil && spec.HealthRule != nil {
+		return spec.HealthRule, FieldHealthRule
+	}
+	return spec.EffectiveHealthRule(), FieldHealthyConditionRule
+}
+
+// fieldOr returns field, or FieldHealthyConditionRule when it is empty.
+func fieldOr(field string) string {
+	if field == "" {
+		return FieldHealthyConditionRule
+	}
+	return field
+}
 
 // Input is what Evaluate judges: the rule, the stamped object and what the realizer learnt about
 // the object's outputs.
 type Input struct {
 	// Rule is the template's health rule, nil when the template has none.
 	Rule *v1alpha1.HealthRule
+	// Field is the field the rule is written in, which messages about the rule start with:
+	// FieldHealthRule or FieldHealthyConditionRule (the default when empty). See RuleOf.
+	Field string
 	// Object is the stamped object as last observed, nil when nothing was stamped yet.
 	Object *unstructured.Unstructured
 	// HasOutputs says whether the template declares outputs. Only a ClusterTemplate declares none.
 	HasOutputs bool
 	// OutputsRead says whether every declared output was read from the object.
 	OutputsRead bool
-	// Generation is the owner generation the judgement is made at; it becomes the condition's
-	// ObservedGeneration. Zero leaves it unset.
-	Generation int64
 	// Scope carries the CEL activation and cost budget of Object and must have been made from
 	// Object's content. Pass the Scope the caller also uses for the object's condition rules so
 	// that all of them share one budget; nil makes Evaluate create one when the rule has CEL
 	// matchers.
-	Scope *Scope
+	Scope *expr.Scope
 }
 
 // Evaluate judges the object's health under the rule and returns its Healthy condition (DESIGN §4).
-// It never sets LastTransitionTime: the caller merges the condition into the status.
+// It sets neither ObservedGeneration nor LastTransitionTime: the caller stamps the generation and
+// merges the condition into the status.
 //
 //   - No object: Unknown NoStampedObject, whatever the rule.
 //   - No rule: a template without outputs (a ClusterTemplate) is True AlwaysHealthy; otherwise
@@ -50,7 +79,6 @@ type Input struct {
 func Evaluate(in Input) metav1.Condition {
 	c := evaluate(in)
 	c.Type = v1alpha1.ConditionHealthy
-	c.ObservedGeneration = in.Generation
 	c.Message = TruncateMessage(c.Message)
 	return c
 }
@@ -76,7 +104,7 @@ func evaluate(in Input) metav1.Condition {
 	case rule.SingleConditionType != "":
 		return evaluateSingleCondition(in.Object, rule.SingleConditionType)
 	case rule.MultiMatch != nil:
-		m := matcher{object: in.Object, obj: obj, s: in.Scope}
+		m := matcher{object: in.Object, obj: obj, s: in.Scope, ruleField: fieldOr(in.Field)}
 		return m.evaluate(rule.MultiMatch)
 	}
 	return unknown(v1alpha1.ReasonInvalidHealthRule, "the health rule sets none of alwaysHealthy, singleConditionType or multiMatch")

@@ -34,11 +34,11 @@ func ExampleEvaluate() {
 			MessagePath: ".status.usefulErrorMessage",
 		}}},
 	}}
-	if err := health.Validate(rule); err != nil {
+	if err := health.Validate(rule, health.FieldHealthRule); err != nil {
 		fmt.Println(err)
 		return
 	}
-	c := health.Evaluate(health.Input{Rule: rule, Object: app, HasOutputs: true, OutputsRead: true, Generation: 3})
+	c := health.Evaluate(health.Input{Rule: rule, Field: health.FieldHealthRule, Object: app, HasOutputs: true, OutputsRead: true})
 	fmt.Println(c.Type, c.Status, c.Reason)
 	fmt.Println(c.Message)
 	// Output:
@@ -73,29 +73,4 @@ func ExampleResourcesHealthy() {
 	// False resource [deployer] is unhealthy: Back-off pulling image
 	// False HealthyConditionRule
 	// True 3 all resources were healthy at generation 3
-}
-
-// Condition rules (pkg/workitems) share the CEL programs and the per-object budget.
-func ExampleCompileCEL() {
-	job := map[string]any{"status": map[string]any{"completedIndexes": "0-2,4", "succeeded": int64(4)}}
-	scope := health.NewScope(job) // one per object, shared by every expression about it
-
-	complete, err := health.CompileCEL(`size(indexes(object.status.completedIndexes)) == object.status.succeeded`, health.ResultBool)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ok, err := complete.EvalBool(scope)
-	fmt.Println(ok, err)
-
-	verdict, _ := health.CompileCEL(`{"reason": "Succeeded", "message": "indexes " + object.status.completedIndexes}`, health.ResultAny)
-	v, err := verdict.Eval(scope)
-	fmt.Println(v, err)
-
-	_, err = health.CompileCEL(`object.status.succeeded + 1`, health.ResultBool)
-	fmt.Println(err)
-	// Output:
-	// true <nil>
-	// map[message:indexes 0-2,4 reason:Succeeded] <nil>
-	// expression "object.status.succeeded + 1": must evaluate to bool, but has type int
 }

@@ -3,12 +3,12 @@ package health
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // noValue stands for the value of a field that cannot be read, in "field value: <none>".
@@ -16,9 +16,10 @@ const noValue = "<none>"
 
 // matcher evaluates the matchers of a multiMatch rule against one object.
 type matcher struct {
-	object *unstructured.Unstructured
-	obj    map[string]any // object.Object
-	s      *Scope         // created on the first CEL matcher unless the caller gave one
+	object    *unstructured.Unstructured
+	obj       map[string]any // object.Object
+	s         *expr.Scope    // created on the first CEL matcher unless the caller gave one
+	ruleField string         // the field the rule is written in, which messages start with
 }
 
 // evaluate applies a multiMatch rule:
@@ -159,78 +160,47 @@ func fieldMessage(value, message string) string {
 	return "field value: " + value + ", message: " + message
 }
 
-// field evaluates one matchFields requirement and returns the value it reports. The values at the
-// key are those jsonpath yields, with JSON null left out; when it yields several:
-//
-//   - In holds when any value's string form is in values, and reports that value;
-//   - NotIn holds when there is a value and no value's string form is in values, and reports the first;
-//   - Exists holds when there is a value, and reports the first;
-//   - DoesNotExist holds when there is no value, including when the key cannot be read, and reports
-//     "<none>".
-//
-// A key that cannot be read (a missing key, an index out of range) has no value. A non-nil condition
-// means the requirement itself is unusable.
+// field evaluates one matchFields requirement with expr.MatchField, the rule selectors share, and
+// returns the value it reports: In and NotIn compare each non-null value's string form, and a key
+// that cannot be read (a missing key, an index out of range) has no value, so only DoesNotExist
+// holds for it and reports "<none>". A non-nil condition means the requirement itself is unusable.
 func (m *matcher) field(side string, i int, req v1alpha1.HealthMatchFieldSelectorRequirement) (string, bool, *metav1.Condition) {
-	path, err := ParsePath(req.Key)
+	path, err := expr.ParsePath(req.Key)
 	if err != nil {
-		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].key: %v", ruleField, side, i, err))
+		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].key: %v", m.ruleField, side, i, err))
 		return "", false, &c
 	}
-	values, err := path.Find(m.obj)
+	values, _ := path.Find(m.obj)
+	ok, shown, err := expr.MatchField(req.Operator, req.Values, values)
 	if err != nil {
-		values = nil
+		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].operator: unknown operator %q", m.ruleField, side, i, req.Operator))
+		return "", false, &c
 	}
-	switch req.Operator {
-	case v1alpha1.FieldSelectorOpDoesNotExist:
-		return noValue, len(values) == 0, nil
-	case v1alpha1.FieldSelectorOpExists:
-		if len(values) == 0 {
-			return "", false, nil
-		}
-		return ValueString(values[0]), true, nil
-	case v1alpha1.FieldSelectorOpIn:
-		for _, v := range values {
-			if s := ValueString(v); slices.Contains(req.Values, s) {
-				return s, true, nil
-			}
-		}
-		return "", false, nil
-	case v1alpha1.FieldSelectorOpNotIn:
-		for _, v := range values {
-			if slices.Contains(req.Values, ValueString(v)) {
-				return "", false, nil
-			}
-		}
-		if len(values) == 0 {
-			return "", false, nil
-		}
-		return ValueString(values[0]), true, nil
+	if req.Operator == v1alpha1.FieldSelectorOpDoesNotExist {
+		shown = noValue
 	}
-	c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].operator: unknown operator %q", ruleField, side, i, req.Operator))
-	return "", false, &c
+	return shown, ok, nil
 }
 
-// message reads a matchFields messagePath: the string form of the first value at the path, or ""
-// when the path is empty or cannot be read.
+// message reads a matchFields messagePath: the string form of the first non-null value at the
+// path, or "" when the path is empty or has no such value.
 func (m *matcher) message(side string, i int, messagePath string) (string, *metav1.Condition) {
 	if messagePath == "" {
 		return "", nil
 	}
-	path, err := ParsePath(messagePath)
+	path, err := expr.ParsePath(messagePath)
 	if err != nil {
-		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].messagePath: %v", ruleField, side, i, err))
+		c := unknown(v1alpha1.ReasonInvalidHealthRule, fmt.Sprintf("%s.multiMatch.%s.matchFields[%d].messagePath: %v", m.ruleField, side, i, err))
 		return "", &c
 	}
-	values, err := path.Find(m.obj)
-	if err != nil || len(values) == 0 {
-		return "", nil
-	}
-	return ValueString(values[0]), nil
+	values, _ := path.Find(m.obj)
+	_, shown, _ := expr.MatchField(v1alpha1.FieldSelectorOpExists, nil, values)
+	return shown, nil
 }
 
-func (m *matcher) scope() *Scope {
+func (m *matcher) scope() *expr.Scope {
 	if m.s == nil {
-		m.s = NewScope(m.obj)
+		m.s = expr.NewScope(m.obj)
 	}
 	return m.s
 }
@@ -238,15 +208,15 @@ func (m *matcher) scope() *Scope {
 // expression evaluates one matchCEL expression. Missing data makes it false; any other error is
 // returned as the condition to report.
 func (m *matcher) expression(side string, i int, req v1alpha1.CELMatch) (bool, *metav1.Condition) {
-	field := func() string { return fmt.Sprintf("%s.multiMatch.%s.matchCEL[%d].expression", ruleField, side, i) }
-	p, err := CompileCEL(req.Expression, ResultBool)
+	field := func() string { return fmt.Sprintf("%s.multiMatch.%s.matchCEL[%d].expression", m.ruleField, side, i) }
+	p, err := expr.CompileCEL(req.Expression, expr.ResultBool)
 	if err != nil {
 		c := unknown(v1alpha1.ReasonInvalidHealthRule, field()+": "+err.Error())
 		return false, &c
 	}
 	ok, err := p.EvalBool(m.scope())
 	switch {
-	case errors.Is(err, ErrMissingData):
+	case errors.Is(err, expr.ErrMissingData):
 		return false, nil
 	case err != nil:
 		c := unknown(v1alpha1.ReasonHealthRuleEvaluationFailed, field()+": "+err.Error())
@@ -262,7 +232,7 @@ func (m *matcher) expressionMessage(req v1alpha1.CELMatch) string {
 	if req.MessageExpression == "" {
 		return req.Expression
 	}
-	p, err := CompileCEL(req.MessageExpression, ResultString)
+	p, err := expr.CompileCEL(req.MessageExpression, expr.ResultString)
 	if err == nil {
 		var msg string
 		if msg, err = p.EvalString(m.scope()); err == nil {

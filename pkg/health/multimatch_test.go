@@ -1,35 +1,20 @@
 package health_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/internal/fixtures"
 )
 
 // appYAML is an object with conditions, numbers, booleans, a null and a list of values.
-const appYAML = `
-apiVersion: kappctrl.k14s.io/v1alpha1
-kind: App
-metadata: {name: deployer, generation: 2}
-status:
-  observedGeneration: 2
-  usefulErrorMessage: kapp deploy failed
-  replicas: 3
-  ratio: 2.5
-  paused: false
-  ready: true
-  gone: null
-  loadBalancer: {}
-  phase: Running
-  tags: [blue, green]
-  conditions:
-  - {type: ReconcileSucceeded, status: "True", message: reconciled}
-  - {type: ReconcileFailed, status: "False", message: not failed}
-  - {type: Stalled, status: "Unknown", message: who knows}
-`
+const appYAML = fixtures.AppYAML
 
 func conditions(reqs ...string) []v1alpha1.ConditionRequirement {
 	var out []v1alpha1.ConditionRequirement
@@ -208,11 +193,11 @@ func TestEvaluateMultiMatchBudget(t *testing.T) {
 		v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: `object.status.tags.exists(t, t == "red")`}}},
 	)
 	t.Run("fresh scope", func(t *testing.T) {
-		got := health.Evaluate(health.Input{Rule: rule, Object: obj, Scope: health.NewScope(obj.Object)})
+		got := health.Evaluate(health.Input{Rule: rule, Object: obj, Scope: expr.NewScope(obj.Object)})
 		assertCondition(t, healthyCond("True", "MatchedExpression", "object.status.tags.all(t, t.size() > 0)"), got)
 	})
 	t.Run("exhausted scope", func(t *testing.T) {
-		scope := health.NewScopeWithBudget(obj.Object, 5)
+		scope := expr.NewScopeWithBudget(obj.Object, 5)
 		got := health.Evaluate(health.Input{Rule: rule, Object: obj, Scope: scope})
 		assertCondition(t, healthyCond("Unknown", "HealthRuleEvaluationFailed",
 			`healthyConditionRule.multiMatch.unhealthy.matchCEL[0].expression: expression "object.status.tags.exists(t, t == \"red\")": the expressions for this object used up their cost budget of 5`), got)
@@ -220,13 +205,25 @@ func TestEvaluateMultiMatchBudget(t *testing.T) {
 			t.Errorf("remaining budget %d, want 0", scope.Remaining())
 		}
 	})
-	t.Run("over the per-call limit", func(t *testing.T) {
-		heavy := multiMatch(
-			v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: `lists.range(2000).all(i, lists.range(2000).all(j, i + j >= 0))`}}},
-			v1alpha1.MatchRule{MatchConditions: conditions("Never", "True")},
-		)
-		got := health.Evaluate(health.Input{Rule: heavy, Object: obj})
-		assertCondition(t, healthyCond("Unknown", "HealthRuleEvaluationFailed",
-			`healthyConditionRule.multiMatch.healthy.matchCEL[0].expression: expression "lists.range(2000).all(i, lists.range(2000).all(j, i + j >= 0))": cost limit of 1000000 exceeded by one evaluation`), got)
-	})
+	// The two per-call limits stop an expression, whatever it is: cel-go's cost tracker, and the
+	// time limit (cel-go's tracker is quadratic in the length of a comprehension, so the second
+	// expression costs only 400,004 but would run for half a minute).
+	for _, tt := range []struct{ name, expression, detail string }{
+		{"over the per-call cost limit", `lists.range(1000).sort().size() > 0`, "cost limit of 1000000 exceeded by one evaluation"},
+		{"over the per-call time limit", `lists.range(100000).all(i, true)`, "evaluation stopped after 100ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			heavy := multiMatch(
+				v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: tt.expression}}},
+				v1alpha1.MatchRule{MatchConditions: conditions("Never", "True")},
+			)
+			start := time.Now()
+			got := health.Evaluate(health.Input{Rule: heavy, Object: obj})
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %s", took)
+			}
+			assertCondition(t, healthyCond("Unknown", "HealthRuleEvaluationFailed",
+				fmt.Sprintf("healthyConditionRule.multiMatch.healthy.matchCEL[0].expression: expression %q: %s", tt.expression, tt.detail)), got)
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // FieldError is one problem of a rule, at a field path such as
@@ -13,7 +14,7 @@ import (
 type FieldError struct {
 	// Path is the field path of the problem.
 	Path string
-	// Err says what is wrong. For an expression it wraps ErrInvalidExpression and quotes it.
+	// Err says what is wrong. For an expression it wraps expr.ErrInvalidExpression and quotes it.
 	Err error
 }
 
@@ -54,10 +55,15 @@ func (e *InvalidRuleError) Unwrap() []error {
 // form, non-empty sides, known operators, values for In and NotIn) for rules that did not come
 // through the API server. Parsed paths and compiled programs land in the caches, so Evaluate does
 // not compile them again. Templates report the error as Ready=False InvalidHealthRule.
-func Validate(rule *v1alpha1.HealthRule) error {
+//
+// field is the field the rule is written in, FieldHealthRule or FieldHealthyConditionRule (the
+// default when empty; see RuleOf): every problem's path starts with it, so the message names what
+// the user wrote.
+func Validate(rule *v1alpha1.HealthRule, field string) error {
 	if rule == nil {
 		return nil
 	}
+	field = fieldOr(field)
 	v := validator{}
 	forms := 0
 	if rule.AlwaysHealthy != nil {
@@ -68,11 +74,11 @@ func Validate(rule *v1alpha1.HealthRule) error {
 	}
 	if rule.MultiMatch != nil {
 		forms++
-		v.matchRule(ruleField+".multiMatch.healthy", &rule.MultiMatch.Healthy)
-		v.matchRule(ruleField+".multiMatch.unhealthy", &rule.MultiMatch.Unhealthy)
+		v.matchRule(field+".multiMatch.healthy", &rule.MultiMatch.Healthy)
+		v.matchRule(field+".multiMatch.unhealthy", &rule.MultiMatch.Unhealthy)
 	}
 	if forms != 1 {
-		v.add(ruleField, fmt.Errorf("exactly one of alwaysHealthy, singleConditionType or multiMatch must be set, found %d", forms))
+		v.add(field, fmt.Errorf("exactly one of alwaysHealthy, singleConditionType or multiMatch must be set, found %d", forms))
 	}
 	if len(v.errs) == 0 {
 		return nil
@@ -105,7 +111,7 @@ func (v *validator) matchRule(path string, r *v1alpha1.MatchRule) {
 	}
 	for i, f := range r.MatchFields {
 		p := fmt.Sprintf("%s.matchFields[%d]", path, i)
-		if _, err := ParsePath(f.Key); err != nil {
+		if _, err := expr.ParsePath(f.Key); err != nil {
 			v.add(p+".key", err)
 		}
 		switch f.Operator {
@@ -121,18 +127,18 @@ func (v *validator) matchRule(path string, r *v1alpha1.MatchRule) {
 			v.add(p+".operator", fmt.Errorf("must be In, NotIn, Exists or DoesNotExist, not %q", f.Operator))
 		}
 		if f.MessagePath != "" {
-			if _, err := ParsePath(f.MessagePath); err != nil {
+			if _, err := expr.ParsePath(f.MessagePath); err != nil {
 				v.add(p+".messagePath", err)
 			}
 		}
 	}
 	for i, c := range r.MatchCEL {
 		p := fmt.Sprintf("%s.matchCEL[%d]", path, i)
-		if _, err := CompileCEL(c.Expression, ResultBool); err != nil {
+		if _, err := expr.CompileCEL(c.Expression, expr.ResultBool); err != nil {
 			v.add(p+".expression", err)
 		}
 		if c.MessageExpression != "" {
-			if _, err := CompileCEL(c.MessageExpression, ResultString); err != nil {
+			if _, err := expr.CompileCEL(c.MessageExpression, expr.ResultString); err != nil {
 				v.add(p+".messageExpression", err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 )
 
@@ -56,7 +57,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := health.Validate(tt.rule)
+			err := health.Validate(tt.rule, health.FieldHealthyConditionRule)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -77,12 +78,49 @@ func TestValidate(t *testing.T) {
 func TestValidateErrorsUnwrap(t *testing.T) {
 	err := health.Validate(multiMatch(
 		v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: "object.("}}},
-		v1alpha1.MatchRule{MatchConditions: conditions("Ready", "True")}))
-	if !errors.Is(err, health.ErrInvalidExpression) {
+		v1alpha1.MatchRule{MatchConditions: conditions("Ready", "True")}), "")
+	if !errors.Is(err, expr.ErrInvalidExpression) {
 		t.Errorf("errors.Is(%v, ErrInvalidExpression) = false", err)
 	}
 	var field *health.FieldError
 	if !errors.As(err, &field) || field.Path != "healthyConditionRule.multiMatch.healthy.matchCEL[0].expression" {
 		t.Errorf("errors.As FieldError: %+v", field)
+	}
+}
+
+// TestRuleFieldNamesWhatTheUserWrote shows messages about a rule naming the field the template
+// wrote it in, healthRule (Cartographer's) or healthyConditionRule, in Validate and Evaluate.
+func TestRuleFieldNamesWhatTheUserWrote(t *testing.T) {
+	bad := multiMatch(
+		v1alpha1.MatchRule{MatchFields: fields(withMessage(field("status.phase", "Exists"), "{.status"))},
+		v1alpha1.MatchRule{MatchCEL: []v1alpha1.CELMatch{{Expression: "int(object.status.phase) > 0"}}},
+	)
+	tests := []struct {
+		name      string
+		spec      v1alpha1.TemplateSpec
+		wantField string
+	}{
+		{"healthyConditionRule", v1alpha1.TemplateSpec{HealthyConditionRule: bad}, health.FieldHealthyConditionRule},
+		{"healthRule", v1alpha1.TemplateSpec{HealthRule: bad}, health.FieldHealthRule},
+		{"both, healthyConditionRule wins", v1alpha1.TemplateSpec{HealthyConditionRule: bad, HealthRule: &v1alpha1.HealthRule{}}, health.FieldHealthyConditionRule},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rule, f := health.RuleOf(&tt.spec)
+			if rule != bad || f != tt.wantField {
+				t.Fatalf("RuleOf = %p, %q; want %p, %q", rule, f, bad, tt.wantField)
+			}
+			err := health.Validate(rule, f)
+			want := tt.wantField + `.multiMatch.healthy.matchFields[0].messagePath: invalid jsonpath "{.status": unclosed action`
+			if err == nil || err.Error() != want {
+				t.Errorf("Validate: %v, want %q", err, want)
+			}
+			c := health.Evaluate(health.Input{Rule: rule, Field: f, Object: object(t, appYAML), HasOutputs: true})
+			wantMsg := tt.wantField + `.multiMatch.unhealthy.matchCEL[0].expression: expression "int(object.status.phase) > 0": type conversion error from 'string' to 'int'`
+			assertCondition(t, healthyCond("Unknown", "HealthRuleEvaluationFailed", wantMsg), c)
+		})
+	}
+	if rule, f := health.RuleOf(&v1alpha1.TemplateSpec{Lifecycle: v1alpha1.LifecycleTekton}); rule.SingleConditionType != "Succeeded" || f != health.FieldHealthyConditionRule {
+		t.Errorf("RuleOf(tekton) = %+v, %q", rule, f)
 	}
 }

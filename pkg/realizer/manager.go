@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // The manager's own permissions; `make manifests` turns these markers into config/rbac.
@@ -50,18 +50,18 @@ func CacheOptions() cache.Options {
 	return cache.Options{DefaultLabelSelector: labels.NewSelector().Add(*stamped), ByObject: byObject}
 }
 
-// registerMetrics exposes the health caches' compile counters, which stay flat in
+// registerMetrics exposes the expression caches' compile counters, which stay flat in
 // steady state: every expression and path is compiled once and cached.
 var registerMetrics = sync.OnceFunc(func() {
 	metrics.Registry.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "surveyor_cel_compilations_total",
 			Help: "CEL programs compiled; flat in steady state because programs are cached per expression.",
-		}, func() float64 { return float64(health.CELCompileCount()) }),
+		}, func() float64 { return float64(expr.CELCompileCount()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "surveyor_jsonpath_parses_total",
-			Help: "Health-rule jsonpaths parsed; flat in steady state because parses are cached per path.",
-		}, func() float64 { return float64(health.PathParseCount()) }),
+			Help: "Jsonpaths parsed; flat in steady state because parses are cached per path.",
+		}, func() float64 { return float64(expr.PathParseCount()) }),
 	)
 })
 

@@ -12,9 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
 	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
@@ -160,14 +159,14 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 // deployment input, which a ClusterDeploymentTemplate passes through as its outputs.
 func (rz *realization) judgeLive(out *resourceResult, tpl template, live *unstructured.Unstructured, deployment *stamp.Source) {
 	values, err := readOutputs(out.status.Name, tpl, live, deployment)
-	scope := health.NewScope(live.Object) // one CEL budget for the object's health and rules
+	scope := expr.NewScope(live.Object) // one CEL budget for the object's health and rules
 	out.healthy = judge(live, tpl, err == nil, scope)
 	out.rules = workitems.Evaluate(tpl.spec.ConditionRules, live, scope)
 	out.secret = out.secret || isSecret(live)
 	if out.secret {
 		redactMessages(&out.healthy, out.rules)
 	}
-	var syntax *fieldpath.SyntaxError
+	var syntax *expr.SyntaxError
 	var pending *pendingError
 	switch {
 	case errors.As(err, &syntax):

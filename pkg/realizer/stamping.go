@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
@@ -72,10 +73,10 @@ func chooseOption(kind *ownerKind, res *resourceSpec, owner map[string]any) (sel
 }
 
 // judge is the resource's Healthy condition.
-func judge(obj *unstructured.Unstructured, tpl template, outputsRead bool, scope *health.Scope) metav1.Condition {
+func judge(obj *unstructured.Unstructured, tpl template, outputsRead bool, scope *expr.Scope) metav1.Condition {
 	in := health.Input{Object: obj, HasOutputs: len(tpl.outputs) > 0 || tpl.deployment != nil, OutputsRead: outputsRead, Scope: scope}
 	if tpl.spec != nil {
-		in.Rule = tpl.spec.EffectiveHealthRule()
+		in.Rule, in.Field = health.RuleOf(tpl.spec)
 	}
 	return health.Evaluate(in)
 }

@@ -59,12 +59,8 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // or nil. The message names the field as the template spells it (healthRule is
 // Cartographer's name for healthyConditionRule).
 func ruleProblem(spec *v1alpha1.TemplateSpec) *metav1.Condition {
-	if err := health.Validate(spec.EffectiveHealthRule()); err != nil {
-		msg := err.Error()
-		if spec.HealthyConditionRule == nil && spec.HealthRule != nil {
-			msg = strings.ReplaceAll(msg, "healthyConditionRule", "healthRule")
-		}
-		return &metav1.Condition{Reason: v1alpha1.ReasonInvalidHealthRule, Message: "invalid " + msg}
+	if err := health.Validate(health.RuleOf(spec)); err != nil {
+		return &metav1.Condition{Reason: v1alpha1.ReasonInvalidHealthRule, Message: "invalid " + err.Error()}
 	}
 	if err := workitems.Validate(spec.ConditionRules); err != nil {
 		return &metav1.Condition{Reason: v1alpha1.ReasonInvalidConditionRule, Message: "invalid " + err.Error()}

@@ -6,7 +6,7 @@
 // and does no I/O; the realizer decides when to read, apply and write status.
 //
 //   - Evaluate turns the rules and the stamped object into one condition per condition type, in
-//     rule order. CEL rules run in pkg/health's shared CEL environment and Scope, so health and
+//     rule order. CEL rules run in package expr's one CEL environment and Scope, so health and
 //     condition rules of one object share its cost budget and program cache.
 //   - JobVerdict and PodVerdict are the built-in completion verdicts behind WellKnownCompletions,
 //     following KEP-3998 for Jobs: SuccessCriteriaMet and FailureTarget decide before Complete and

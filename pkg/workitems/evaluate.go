@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 )
 
@@ -67,7 +68,7 @@ var reservedConditions = []string{
 // is False, otherwise Unknown when any is Unknown, otherwise True. The first rule with that
 // resulting status gives the reason and message. Rules with an empty or reserved condition type
 // (which Validate rejects) are skipped.
-func Evaluate(rules []v1alpha1.ConditionRule, obj *unstructured.Unstructured, scope *health.Scope) []metav1.Condition {
+func Evaluate(rules []v1alpha1.ConditionRule, obj *unstructured.Unstructured, scope *expr.Scope) []metav1.Condition {
 	if len(rules) == 0 {
 		return nil
 	}
@@ -110,12 +111,12 @@ func and(conds []metav1.Condition) metav1.Condition {
 // evaluator judges the rules of one object.
 type evaluator struct {
 	obj   *unstructured.Unstructured
-	scope *health.Scope // created on the first CEL use unless the caller gave one
+	scope *expr.Scope // created on the first CEL use unless the caller gave one
 }
 
-func (e *evaluator) scopeFor() *health.Scope {
+func (e *evaluator) scopeFor() *expr.Scope {
 	if e.scope == nil {
-		e.scope = health.NewScope(e.obj.Object)
+		e.scope = expr.NewScope(e.obj.Object)
 	}
 	return e.scope
 }
@@ -172,7 +173,7 @@ func (e *evaluator) cel(r v1alpha1.ConditionRule) (metav1.Condition, bool) {
 }
 
 func (e *evaluator) expression(expression string) (outcome, error) {
-	p, err := health.CompileCEL(expression, health.ResultAny)
+	p, err := expr.CompileCEL(expression, expr.ResultAny)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -185,7 +186,7 @@ func (e *evaluator) expression(expression string) (outcome, error) {
 
 // message evaluates a messageExpression.
 func (e *evaluator) message(expression string) string {
-	p, err := health.CompileCEL(expression, health.ResultString)
+	p, err := expr.CompileCEL(expression, expr.ResultString)
 	if err == nil {
 		var msg string
 		if msg, err = p.EvalString(e.scopeFor()); err == nil {

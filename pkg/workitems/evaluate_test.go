@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
@@ -49,7 +50,7 @@ func TestEvaluateCEL(t *testing.T) {
 		rules []v1alpha1.ConditionRule
 		obj   *unstructured.Unstructured
 		want  []metav1.Condition
-		// contains lists parts of messages that quote pkg/health's errors, by condition index.
+		// contains lists parts of messages that quote package expr's errors, by condition index.
 		contains map[int][]string
 	}{
 		{name: "true", rules: []v1alpha1.ConditionRule{celRule(complete, "true")},
@@ -250,7 +251,7 @@ func TestEvaluateBudget(t *testing.T) {
 	const expensive = "object.spec.items.all(x, object.spec.items.exists(y, y == x))"
 	rules := []v1alpha1.ConditionRule{celRule(v1alpha1.ConditionComplete, expensive), celRule("Cheap", "true")}
 
-	scope := health.NewScopeWithBudget(obj.Object, 100)
+	scope := expr.NewScopeWithBudget(obj.Object, 100)
 	got := workitems.Evaluate(rules, obj, scope)
 	want := []metav1.Condition{failed(v1alpha1.ConditionComplete, ""), failed("Cheap", "")}
 	// Once the budget is spent, even a cheap expression for the same object fails.
@@ -267,11 +268,30 @@ func TestEvaluateBudget(t *testing.T) {
 		workitems.Evaluate(rules, obj, nil), nil)
 }
 
+// TestEvaluateLimits shows the per-call limits stopping a condition rule: the rule is False
+// ConditionRulesFailed with an error that says which limit, within the time limit, never a hang.
+func TestEvaluateLimits(t *testing.T) {
+	obj := object(t, indexedJobYAML)
+	for _, tt := range []struct{ expression, detail string }{
+		{`lists.range(1000).sort().size() > 0`, "cost limit of 1000000 exceeded by one evaluation"},
+		// Cheap by cost (400,004), but cel-go's tracker is quadratic in a comprehension's length.
+		{`lists.range(100000).all(i, true)`, "evaluation stopped after 100ms"},
+	} {
+		start := time.Now()
+		got := workitems.Evaluate([]v1alpha1.ConditionRule{celRule(v1alpha1.ConditionComplete, tt.expression)}, obj, nil)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s took %s", tt.expression, took)
+		}
+		want := failed(v1alpha1.ConditionComplete, fmt.Sprintf("failed to evaluate: expression %q: %s", tt.expression, tt.detail))
+		assertConditions(t, []metav1.Condition{want}, got, nil)
+	}
+}
+
 // TestEvaluateSharesScope shows that condition rules charge the Scope the caller passes, the one
 // the object's health rule also uses.
 func TestEvaluateSharesScope(t *testing.T) {
 	obj := object(t, indexedJobYAML)
-	scope := health.NewScope(obj.Object)
+	scope := expr.NewScope(obj.Object)
 	before := scope.Remaining()
 	workitems.Evaluate([]v1alpha1.ConditionRule{celRule("Initialized", "object.status.conditions.exists(c, c.type == 'Initialized')")}, obj, scope)
 	if scope.Remaining() >= before {

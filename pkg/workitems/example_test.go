@@ -35,8 +35,12 @@ func Example() {
 	for _, c := range conds {
 		fmt.Printf("%s=%s %s %q\n", c.Type, c.Status, c.Reason, c.Message)
 	}
+	var types []string // the condition types the resource's rules set
+	for _, c := range conds {
+		types = append(types, c.Type)
+	}
 	owner := workitems.OwnerConditions([]workitems.ResourceConditions{
-		{Name: "migrate", Conditions: conds, RuleTypes: workitems.RuleTypes(rules)},
+		{Name: "migrate", Conditions: conds, RuleTypes: types},
 	})
 	for _, c := range owner {
 		fmt.Printf("owner %s=%s %q\n", c.Type, c.Status, c.Message)

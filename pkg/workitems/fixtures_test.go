@@ -8,28 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/internal/fixtures"
 )
 
 // ignoreTime compares conditions without their LastTransitionTime.
 var ignoreTime = cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")
 
-// object builds an unstructured object from YAML, the way the API server's JSON decodes: integers
-// become int64.
-func object(t testing.TB, doc string) *unstructured.Unstructured {
-	t.Helper()
-	j, err := yaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(j); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
+// object builds an unstructured object from YAML, the way the API server's JSON decodes.
+var object = fixtures.Object
 
 // jobCondition is one entry of a Job's status.conditions.
 type jobCondition struct{ typ, status, reason string }
@@ -89,7 +77,7 @@ func wellKnownRule() v1alpha1.ConditionRule {
 
 // assertConditions compares conditions, ignoring LastTransitionTime. For each index in contains,
 // the message is checked to hold every listed part instead of compared: for messages that quote
-// pkg/health's error wording.
+// package expr's error wording.
 func assertConditions(t *testing.T, want, got []metav1.Condition, contains map[int][]string) {
 	t.Helper()
 	opts := []cmp.Option{ignoreTime, cmpopts.EquateEmpty()}

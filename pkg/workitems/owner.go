@@ -16,8 +16,9 @@ type ResourceConditions struct {
 	// Conditions are the resource's conditions; other conditions than its rule conditions (such as
 	// Healthy) may be present and are ignored. For a frozen resource, pass its kept conditions.
 	Conditions []metav1.Condition
-	// RuleTypes are the condition types the resource's rules set (rule.ConditionType() of each
-	// rule). A type listed here whose condition is missing from Conditions counts as not True.
+	// RuleTypes are the condition types the resource's rules set: the types of the conditions
+	// Evaluate returned for it. A type listed here whose condition is missing from Conditions
+	// counts as not True.
 	RuleTypes []string
 }
 
@@ -57,20 +58,6 @@ func OwnerConditions(resources []ResourceConditions) []metav1.Condition {
 				"One or more resources is not "+t
 		}
 		out = append(out, c)
-	}
-	return out
-}
-
-// RuleTypes returns the condition types rules set, in first-seen order and without duplicates: the
-// RuleTypes of a ResourceConditions. Rules with an empty or reserved type, which Evaluate skips,
-// are left out.
-func RuleTypes(rules []v1alpha1.ConditionRule) []string {
-	var out []string
-	for _, r := range rules {
-		t := r.ConditionType()
-		if t != "" && !slices.Contains(reservedConditions, t) && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
 	}
 	return out
 }

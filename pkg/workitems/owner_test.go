@@ -60,20 +60,3 @@ func TestOwnerConditions(t *testing.T) {
 		})
 	}
 }
-
-func TestRuleTypes(t *testing.T) {
-	rules := []v1alpha1.ConditionRule{
-		celRule("Initialized", "true"), wellKnownRule(), celRule("", "true"), celRule(v1alpha1.ConditionReady, "true"),
-		celRule(v1alpha1.ConditionComplete, "true"), celRule("Verified", "true"),
-	}
-	got := workitems.RuleTypes(rules)
-	want := []string{"Initialized", v1alpha1.ConditionComplete, "Verified"}
-	if len(got) != len(want) {
-		t.Fatalf("RuleTypes = %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("RuleTypes = %v, want %v", got, want)
-		}
-	}
-}

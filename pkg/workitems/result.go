@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // Keys of a map result {status?, reason, message}.
@@ -69,15 +69,15 @@ func outcomeOf(expression string, v any) (outcome, error) {
 	case map[string]any:
 		return mapOutcome(expression, x)
 	}
-	return outcome{}, &exprError{expression: expression, kind: health.ErrResultType,
-		detail: "must evaluate to a bool or a map {status?, reason, message}, but evaluated to " + typeName(v)}
+	return outcome{}, &expr.ExpressionError{Expression: expression, Kind: expr.ErrResultType,
+		Detail: "must evaluate to a bool or a map {status?, reason, message}, but evaluated to " + typeName(v)}
 }
 
 func mapOutcome(expression string, m map[string]any) (outcome, error) {
 	o := outcome{status: mapDefaultStatus, isMap: true}
 	fail := func(format string, args ...any) (outcome, error) {
-		return outcome{}, &exprError{expression: expression, kind: health.ErrResultType,
-			detail: "map result: " + fmt.Sprintf(format, args...)}
+		return outcome{}, &expr.ExpressionError{Expression: expression, Kind: expr.ErrResultType,
+			Detail: "map result: " + fmt.Sprintf(format, args...)}
 	}
 	// Sorted, so that a map with several problems always reports the same one.
 	for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -126,7 +126,7 @@ func boolStatus(b bool) metav1.ConditionStatus {
 	return metav1.ConditionFalse
 }
 
-// typeName names the CEL type of a value from health.Program.Eval.
+// typeName names the CEL type of a value from expr.Program.Eval.
 func typeName(v any) string {
 	switch v.(type) {
 	case nil:
@@ -150,15 +150,3 @@ func typeName(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
-
-// exprError is an error about one expression. Like pkg/health's errors it quotes the expression,
-// and errors.Is matches its kind, one of health's sentinels (ErrResultType, ErrInvalidExpression).
-type exprError struct {
-	expression string
-	kind       error
-	detail     string
-}
-
-func (e *exprError) Error() string { return fmt.Sprintf("expression %q: %s", e.expression, e.detail) }
-
-func (e *exprError) Unwrap() error { return e.kind }

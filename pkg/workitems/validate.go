@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 )
 
@@ -27,7 +28,7 @@ const rulesField = "conditionRules"
 // such as 'done' or 1, is rejected. It also repeats the schema's checks (a known type, a condition
 // for CEL rules that is a valid condition type and not one Surveyor sets itself, expressions only
 // for CEL rules) for rules that did not come through the API server. Compiled programs land in
-// pkg/health's cache, so Evaluate does not compile them again.
+// package expr's cache, so Evaluate does not compile them again.
 func Validate(rules []v1alpha1.ConditionRule) error {
 	var errs []*health.FieldError
 	add := func(path string, err error) {
@@ -63,7 +64,7 @@ func Validate(rules []v1alpha1.ConditionRule) error {
 			}
 		}
 		if r.MessageExpression != "" {
-			if _, err := health.CompileCEL(r.MessageExpression, health.ResultString); err != nil {
+			if _, err := expr.CompileCEL(r.MessageExpression, expr.ResultString); err != nil {
 				add(path+".messageExpression", err)
 			}
 		}
@@ -76,7 +77,7 @@ func Validate(rules []v1alpha1.ConditionRule) error {
 
 // checkExpression compiles a celExpressions entry and checks that it can give a bool or a map.
 //
-// pkg/health can require a bool, a string or anything; "a bool or a map" is two checks. The bool
+// expr.CompileCEL can require a bool, a string or anything; "a bool or a map" is two checks. The bool
 // check passes for bool and dyn. When it fails the type is known and not bool, and the expression
 // is accepted when `has((E).reason)` type-checks, which holds for a map (and an optional, whose
 // value Eval unwraps) and fails for a string, a number, a list or null. The probe is compiled
@@ -86,16 +87,16 @@ func checkExpression(expression string) error {
 	if strings.TrimSpace(expression) == "" {
 		return errors.New("must not be empty")
 	}
-	if _, err := health.CompileCEL(expression, health.ResultAny); err != nil {
+	if _, err := expr.CompileCEL(expression, expr.ResultAny); err != nil {
 		return err
 	}
-	if _, err := health.CompileCEL(expression, health.ResultBool); err == nil {
+	if _, err := expr.CompileCEL(expression, expr.ResultBool); err == nil {
 		return nil
 	}
 	// The newline ends a trailing // comment in the expression.
-	if _, err := health.CompileCEL("has(("+expression+"\n)."+resultReason+")", health.ResultAny); err == nil {
+	if _, err := expr.CompileCEL("has(("+expression+"\n)."+resultReason+")", expr.ResultAny); err == nil {
 		return nil
 	}
-	return &exprError{expression: expression, kind: health.ErrInvalidExpression,
-		detail: "must evaluate to a bool or a map {status?, reason, message}"}
+	return &expr.ExpressionError{Expression: expression, Kind: expr.ErrInvalidExpression,
+		Detail: "must evaluate to a bool or a map {status?, reason, message}"}
 }

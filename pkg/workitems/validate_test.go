@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
@@ -117,10 +118,10 @@ func TestValidate(t *testing.T) {
 // TestValidateExpressionErrorsAreInvalidExpression shows that a bad expression is an
 // ErrInvalidExpression, the sentinel the realizer can tell apart from structural problems.
 func TestValidateExpressionErrorsAreInvalidExpression(t *testing.T) {
-	for _, expr := range []string{"object.(", "'done'"} {
-		err := workitems.Validate([]v1alpha1.ConditionRule{celRule("Complete", expr)})
-		if !errors.Is(err, health.ErrInvalidExpression) {
-			t.Errorf("Validate(%q) = %v, want an ErrInvalidExpression", expr, err)
+	for _, text := range []string{"object.(", "'done'"} {
+		err := workitems.Validate([]v1alpha1.ConditionRule{celRule("Complete", text)})
+		if !errors.Is(err, expr.ErrInvalidExpression) {
+			t.Errorf("Validate(%q) = %v, want an ErrInvalidExpression", text, err)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 
 	"github.com/surveyor-dev/surveyor/tests/harness"
 )
@@ -64,21 +64,21 @@ func TestExpensiveCELIsCutOff(t *testing.T) {
 	for i := range objectKeys {
 		bigData[fmt.Sprintf("key-%04d", i)] = "v"
 	}
-	for _, expr := range []string{nestedExpression, cubicExpression} {
-		p, err := health.CompileCEL(expr, health.ResultBool)
+	for _, text := range []string{nestedExpression, cubicExpression} {
+		p, err := expr.CompileCEL(text, expr.ResultBool)
 		if err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		_, err = p.EvalBool(health.NewScope(map[string]any{"data": bigData}))
+		_, err = p.EvalBool(expr.NewScope(map[string]any{"data": bigData}))
 		took := time.Since(start)
-		if !errors.Is(err, health.ErrCostLimitExceeded) {
-			t.Errorf("evaluating %.60s...: %v, want %v", expr, err, health.ErrCostLimitExceeded)
+		if !errors.Is(err, expr.ErrCostLimitExceeded) {
+			t.Errorf("evaluating %.60s...: %v, want %v", text, err, expr.ErrCostLimitExceeded)
 		}
 		if took > celEvalWithin {
-			t.Errorf("evaluating %.60s... took %s, want at most %s", expr, took, celEvalWithin)
+			t.Errorf("evaluating %.60s... took %s, want at most %s", text, took, celEvalWithin)
 		}
-		t.Logf("one evaluation of %.60s... stopped after %s", expr, took.Round(time.Millisecond))
+		t.Logf("one evaluation of %.60s... stopped after %s", text, took.Round(time.Millisecond))
 	}
 
 	ns := newNamespace(t, "sec-cel")

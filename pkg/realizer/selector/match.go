@@ -3,14 +3,13 @@ package selector
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // Owner is what selectors look at: the owner's labels, and its whole object for field requirements.
@@ -112,33 +111,23 @@ func (r requirements) match(owner Owner) (Match, error) {
 	return Match{Matched: total > 0 && score == total, Score: score}, nil
 }
 
-// matchField evaluates one field requirement. A value that cannot be read, or is null, matches only
-// DoesNotExist; In and NotIn compare the value's string form (fieldpath.Text). Errors start with
-// the part of the requirement at fault, so the caller can prefix "<field>[i].".
+// matchField evaluates one field requirement with expr.MatchField, the rule health rules' matchFields
+// share: only non-null values count, In holds when any value's string form (expr.ValueString) is
+// listed, NotIn when there is a value and none is, and a key that cannot be read has no value.
+// Errors start with the part of the requirement at fault, so the caller can prefix "<field>[i].".
 func matchField(req v1alpha1.FieldSelectorRequirement, obj map[string]any) (bool, error) {
-	path, err := fieldpath.Compile(req.Key)
+	path, err := expr.ParsePath(req.Key)
 	if err != nil {
-		var syntax *fieldpath.SyntaxError
+		var syntax *expr.SyntaxError
 		if errors.As(err, &syntax) {
 			err = syntax.Err
 		}
 		return false, fmt.Errorf("key %q: %w", req.Key, err)
 	}
-	value, err := path.Get(obj)
-	exists := err == nil && value != nil
-	if err != nil && !errors.Is(err, fieldpath.ErrNotFound) {
-		return false, fmt.Errorf("key %q: %w", req.Key, err)
-	}
-	switch req.Operator {
-	case v1alpha1.FieldSelectorOpExists:
-		return exists, nil
-	case v1alpha1.FieldSelectorOpDoesNotExist:
-		return !exists, nil
-	case v1alpha1.FieldSelectorOpIn:
-		return exists && slices.Contains(req.Values, fieldpath.Text(value)), nil
-	case v1alpha1.FieldSelectorOpNotIn:
-		return exists && !slices.Contains(req.Values, fieldpath.Text(value)), nil
-	default:
+	values, _ := path.Find(obj)
+	ok, _, err := expr.MatchField(req.Operator, req.Values, values)
+	if err != nil {
 		return false, fmt.Errorf("operator %q: must be one of In, NotIn, Exists, DoesNotExist", req.Operator)
 	}
+	return ok, nil
 }

@@ -8,8 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/health"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // DeploymentSucceeded judges whether the object stamped from a ClusterDeploymentTemplate has
@@ -23,16 +22,16 @@ func DeploymentSucceeded(spec *v1alpha1.ClusterDeploymentTemplateSpec, obj *unst
 		return observedCompletion(spec.ObservedCompletion, obj, resource)
 	}
 	for _, m := range spec.ObservedMatches {
-		in, err := fieldpath.Get(m.Input, obj.Object)
+		in, err := expr.Get(m.Input, obj.Object)
 		if err != nil {
 			return notMet("could not find value on input [%s]: %v", m.Input, err)
 		}
-		out, err := fieldpath.Get(m.Output, obj.Object)
+		out, err := expr.Get(m.Output, obj.Object)
 		if err != nil {
 			return notMet("could not find value on output [%s]: %v", m.Output, err)
 		}
 		if !sameValue(in, out) {
-			return notMet("input [%s] and output [%s] do not match: %s != %s", m.Input, m.Output, health.ValueString(in), health.ValueString(out))
+			return notMet("input [%s] and output [%s] do not match: %s != %s", m.Input, m.Output, expr.ValueString(in), expr.ValueString(out))
 		}
 	}
 	return nil
@@ -51,18 +50,18 @@ func observedCompletion(c *v1alpha1.ObservedCompletion, obj *unstructured.Unstru
 		return notMet("status.observedGeneration does not equal metadata.generation: %d != %d", generation, obj.GetGeneration())
 	}
 	if f := c.Failed; f != nil {
-		if v, err := fieldpath.Get(f.Key, obj.Object); err == nil && health.ValueString(v) == f.Value {
+		if v, err := expr.Get(f.Key, obj.Object); err == nil && expr.ValueString(v) == f.Value {
 			return &metav1.Condition{
 				Type: v1alpha1.ConditionResourceSubmitted, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonFailedConditionMet,
-				Message: fmt.Sprintf("deployment failure condition [%s] was: %s", f.Key, health.ValueString(v)),
+				Message: fmt.Sprintf("deployment failure condition [%s] was: %s", f.Key, expr.ValueString(v)),
 			}
 		}
 	}
-	v, err := fieldpath.Get(c.Succeeded.Key, obj.Object)
+	v, err := expr.Get(c.Succeeded.Key, obj.Object)
 	if err != nil {
 		return notMet("deployment success condition [%s] was not found: %v", c.Succeeded.Key, err)
 	}
-	if got := health.ValueString(v); got != c.Succeeded.Value {
+	if got := expr.ValueString(v); got != c.Succeeded.Value {
 		return notMet("deployment success condition [%s] was: %s, expected: %s", c.Succeeded.Key, got, c.Succeeded.Value)
 	}
 	return nil

@@ -15,7 +15,7 @@
 //     can skip the write.
 //
 // Errors are typed so the caller can pick the condition reason without parsing messages: *Error is a
-// TemplateStampFailure, *OutputError a MissingValueAtPath (or, when it wraps a
-// *fieldpath.SyntaxError, a template whose output path cannot work). Whether a value is missing or a
-// path is malformed is decided in package fieldpath, which every path goes through.
+// TemplateStampFailure, *OutputError a MissingValueAtPath (or, when it wraps an
+// *expr.SyntaxError, a template whose output path cannot work). Whether a value is missing or a
+// path is malformed is decided in package expr, which every path goes through.
 package stamp

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 // The output names, as ResourceStatus.Outputs and the context's inputs spell them.
@@ -46,9 +46,9 @@ func OutputPaths(template any) []OutputPath {
 }
 
 // OutputError is an output that could not be read from a stamped object. When Err wraps
-// fieldpath.ErrNotFound the value is missing or null, which the caller reports as
+// expr.ErrNotFound the value is missing or null, which the caller reports as
 // ResourceSubmitted=Unknown MissingValueAtPath; otherwise the template's path is malformed
-// (Err is a *fieldpath.SyntaxError).
+// (Err is an *expr.SyntaxError).
 type OutputError struct {
 	// Name is the output, e.g. OutputURL.
 	Name string
@@ -67,7 +67,7 @@ func (e *OutputError) Error() string {
 func (e *OutputError) Unwrap() error { return e.Err }
 
 // errNull is why a null value does not count as an output.
-var errNull = fmt.Errorf("value is null: %w", fieldpath.ErrNotFound)
+var errNull = fmt.Errorf("value is null: %w", expr.ErrNotFound)
 
 // ReadOutputs reads every output from obj, keyed by name. The values are copies, so they may be
 // kept after obj changes, e.g. when obj came from an informer cache. The first output that cannot be
@@ -88,7 +88,7 @@ func readOutput(obj *unstructured.Unstructured, p OutputPath) (any, error) {
 	if obj == nil {
 		return nil, errors.New("no object")
 	}
-	v, err := fieldpath.Get(p.Path, obj.Object)
+	v, err := expr.Get(p.Path, obj.Object)
 	if err != nil {
 		return nil, err
 	}

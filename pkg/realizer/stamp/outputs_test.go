@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
 )
 
 func gitRepository() *unstructured.Unstructured {
@@ -106,7 +106,7 @@ func TestReadOutputs(t *testing.T) {
 				if outErr.Path != tt.errPath {
 					t.Errorf("OutputError.Path = %q, want %q", outErr.Path, tt.errPath)
 				}
-				if got := errors.Is(err, fieldpath.ErrNotFound); got != tt.notFound {
+				if got := errors.Is(err, expr.ErrNotFound); got != tt.notFound {
 					t.Errorf("errors.Is(ErrNotFound) = %v, want %v", got, tt.notFound)
 				}
 				return

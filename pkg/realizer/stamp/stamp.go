@@ -2,7 +2,6 @@ package stamp
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -13,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 )
 
 const (
@@ -29,15 +28,15 @@ type Error struct {
 	Tag string
 	// Location is where in the template the tag is, e.g. .spec.template.spec.containers[0].image.
 	Location string
-	// Err wraps fieldpath.ErrNotFound when the tag's path led to no value, or is a
-	// *fieldpath.SyntaxError when the path does not parse.
+	// Err wraps expr.ErrNotFound when the tag's path led to no value, or is an
+	// *expr.SyntaxError when the path does not parse.
 	Err error
 }
 
 // Error implements error, e.g.
 // "jsonpath [workload.spec.image] at .spec.template.spec.containers[0].image: image is not found".
 func (e *Error) Error() string {
-	var syntax *fieldpath.SyntaxError
+	var syntax *expr.SyntaxError
 	switch {
 	case e.Tag == "" && e.Location == "":
 		return e.Err.Error()
@@ -56,8 +55,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // depth.
 //
 // A string that is exactly one tag becomes the typed value at the path: a number, bool, map, list,
-// string or null. Tags inside a longer string are replaced by text: a string as it is, anything else
-// as JSON. A "$(" without a closing ")$" is left as written, so shell and Tekton $(...) survive.
+// string or null. Tags inside a longer string are replaced by the value's expr.ValueString: a
+// string as it is, a number in plain decimal, null as nothing, a map or list as JSON. A "$(" without a closing ")$" is left as written, so shell and Tekton $(...) survive.
 // A path is jsonpath over the context (workload.metadata.name, params.replicas,
 // workload.metadata.labels['app.kubernetes.io/name']); a path that selects several values yields a
 // list.
@@ -151,9 +150,7 @@ func (s *stamper) interpolate(str string) any {
 		if err != nil {
 			continue
 		}
-		if err := writeText(&b, v); err != nil {
-			s.fail(path, err)
-		}
+		b.WriteString(expr.ValueString(v))
 	}
 	b.WriteString(rest)
 	return b.String()
@@ -172,7 +169,7 @@ func wholeTag(str string) (string, bool) {
 }
 
 func (s *stamper) lookup(tag string) (any, error) {
-	path, err := fieldpath.Compile(strings.TrimSpace(tag))
+	path, err := expr.ParsePath(tag)
 	if err != nil {
 		s.fail(tag, err)
 		return nil, err
@@ -192,21 +189,6 @@ func (s *stamper) lookup(tag string) (any, error) {
 
 func (s *stamper) fail(tag string, err error) {
 	s.errs = append(s.errs, &Error{Tag: tag, Location: formatLocation(s.loc), Err: err})
-}
-
-// writeText writes a tag's value embedded in a longer string: a string as it is, anything else as
-// JSON.
-func writeText(b *strings.Builder, v any) error {
-	if str, ok := v.(string); ok {
-		b.WriteString(str)
-		return nil
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding value as JSON: %w", err)
-	}
-	b.Write(raw)
-	return nil
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp/fieldpath"
 )
 
 func owner() map[string]any {
@@ -66,11 +66,11 @@ func TestStamp(t *testing.T) {
 			},
 		},
 		{
-			name:     "embedded tags are text, non-strings as JSON",
+			name:     "embedded tags are text: expr.ValueString, null as nothing, maps as JSON",
 			template: `{"a":"name=$(workload.metadata.name)$","b":"replicas: $(params.replicas)$","c":"x $(workload.spec.resources)$","d":"debug=$(params.debug)$ ratio=$(params.ratio)$","e":"$(params.nothing)$!"}`,
 			want: map[string]any{
 				"a": "name=petclinic", "b": "replicas: 2", "c": `x {"limits":{"memory":"1Gi"}}`,
-				"d": "debug=true ratio=0.5", "e": "null!",
+				"d": "debug=true ratio=0.5", "e": "!",
 			},
 		},
 		{
@@ -195,7 +195,7 @@ func TestStampErrors(t *testing.T) {
 		{
 			name:     "empty tag",
 			template: `{"data":{"x":"$()$"}}`,
-			wantErr:  "invalid jsonpath [] at .data.x: path is empty",
+			wantErr:  "invalid jsonpath [] at .data.x: empty path",
 			syntax:   true,
 		},
 		{
@@ -228,10 +228,10 @@ func TestStampErrors(t *testing.T) {
 			if stampErr.Tag != tt.tag {
 				t.Errorf("Error.Tag = %q, want %q", stampErr.Tag, tt.tag)
 			}
-			if got := errors.Is(err, fieldpath.ErrNotFound); got != tt.notFound {
+			if got := errors.Is(err, expr.ErrNotFound); got != tt.notFound {
 				t.Errorf("errors.Is(ErrNotFound) = %v, want %v", got, tt.notFound)
 			}
-			var syntax *fieldpath.SyntaxError
+			var syntax *expr.SyntaxError
 			if got := errors.As(err, &syntax); got != tt.syntax {
 				t.Errorf("errors.As(*SyntaxError) = %v, want %v", got, tt.syntax)
 			}

@@ -1,4 +1,4 @@
-package health
+package expr
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 // A plan walks unstructured content along a jsonpath parse tree without reflection.
 //
 // client-go's evaluator walks values through reflect and allocates a result slice per step, which
-// makes a filter over five conditions cost a few microseconds. Health paths are nearly always the
-// simple kinds (.a.b, [n], [*] and [?(@.x=="v")]), so ParsePath also compiles client-go's parse
-// tree into a plan of such steps when every node is one of them. The plan reproduces client-go's
+// makes a filter over five conditions cost a few microseconds. Paths are nearly always the simple
+// kinds (.a.b, [n], [*] and [?(@.x=="v")]), so ParsePath also compiles client-go's parse tree into
+// a plan of such steps when every node is one of them. The plan reproduces client-go's
 // semantics exactly, quirks included, for JSON content (map[string]any, []any and scalars). Whenever
 // it meets anything it would have to interpret (another Go type, a comparison with a non-string, an
 // error other than a missing key) it gives up, and Find runs client-go's evaluator on the same data,
@@ -35,24 +35,24 @@ type step struct {
 	value string   // stepFilter: the string literal
 }
 
-// plan is one step list per top-level template expression: {.a}{.b} has two.
-type plan [][]step
+// plan is the steps of a path's one expression.
+type plan []step
 
-// compilePlan returns the plan for a parse tree, or nil when a node is not one the plan handles.
+// compilePlan returns the plan for a parse tree of one expression, or nil when a node is not one
+// the plan handles.
 func compilePlan(root *jsonpath.ListNode) plan {
-	var p plan
-	for _, n := range root.Nodes {
-		list, ok := n.(*jsonpath.ListNode)
-		if !ok {
-			return nil
-		}
-		steps, ok := compileSteps(list)
-		if !ok {
-			return nil
-		}
-		p = append(p, steps)
+	if len(root.Nodes) != 1 {
+		return nil
 	}
-	return p
+	list, ok := root.Nodes[0].(*jsonpath.ListNode)
+	if !ok {
+		return nil
+	}
+	steps, ok := compileSteps(list)
+	if !ok || len(steps) == 0 {
+		return nil
+	}
+	return steps
 }
 
 func compileSteps(list *jsonpath.ListNode) ([]step, bool) {
@@ -110,23 +110,24 @@ func compileFilter(n *jsonpath.FilterNode) (step, bool) {
 	return step{}, false
 }
 
-// find runs the plan. ok is false when the plan gave up and client-go must answer.
-func (p plan) find(data any) (out []any, err error, ok bool) {
-	for _, steps := range p {
-		values := []any{data}
-		for i := range steps {
-			values, err, ok = steps[i].walk(values)
-			if !ok || err != nil {
-				return nil, err, ok
-			}
-		}
-		for _, v := range values {
-			if v != nil {
-				out = append(out, v)
-			}
+// find runs the plan and returns the values it selects, JSON null included. ok is false when the
+// plan gave up and client-go must answer; an error is worded as client-go words it.
+func (p plan) find(data any) (values []any, err error, ok bool) {
+	values = []any{data}
+	for i := range p {
+		values, err, ok = p[i].walk(values)
+		if !ok || err != nil {
+			return nil, notFound(err), ok
 		}
 	}
-	return out, nil, true
+	return values, nil, true
+}
+
+func notFound(err error) error {
+	if err == nil {
+		return nil
+	}
+	return notFoundError{msg: err.Error()}
 }
 
 // isJSON reports whether v is a type unstructured content holds.

@@ -1,4 +1,4 @@
-package health
+package expr
 
 import (
 	"errors"
@@ -17,19 +17,34 @@ import (
 // CELObjectVariable is the name of the one variable every expression sees: the stamped object.
 const CELObjectVariable = "object"
 
-// Cost limits of CEL evaluation, in cel-go's cost units (about one unit per operation, plus the size
-// of strings and lists that functions walk). They match the Kubernetes API server's limits for
-// validation rules.
+// Limits of CEL evaluation. Every evaluation runs under both per-call limits, whatever the
+// expression and the object: cel-go's runtime cost tracker stops it when its cost goes over
+// CELCallCostLimit, and an interrupt check stops it when it runs longer than CELCallTimeLimit.
+// Costs are in cel-go's units (about one per operation, plus the size of the strings and lists
+// that functions walk); the cost limits match the Kubernetes API server's for validation rules.
 const (
 	// CELCallCostLimit is the most one evaluation of one expression may cost. An expression that
 	// goes over it is stopped and gives ErrCostLimitExceeded.
 	CELCallCostLimit uint64 = 1_000_000
-	// CELCallTimeLimit bounds one tracked evaluation in time as well as in cost.
-	CELCallTimeLimit = 250 * time.Millisecond
+	// CELCallTimeLimit is the longest one evaluation may run. An expression still running then is
+	// stopped and gives ErrCostLimitExceeded. The cost limit alone does not bound time: cel-go's
+	// tracker is quadratic in the length of a comprehension, so lists.range(100000).all(i, true)
+	// costs 400,004 but took about 30 s (testdata/fuzz/FuzzCELEval). 100 ms is far above what
+	// a health or completion expression takes (microseconds) even on a loaded machine, and short
+	// enough that a bad expression cannot hold up a reconcile.
+	CELCallTimeLimit = 100 * time.Millisecond
 	// CELObjectCostBudget is the default budget of a Scope: the most all the expressions evaluated
 	// for one object may cost together.
 	CELObjectCostBudget uint64 = 10_000_000
 )
+
+// celInterruptCheckFrequency is how many comprehension steps run between two checks of the time
+// limit: every one. cel-go counts the checks of all the comprehensions of an evaluation together,
+// and an interrupted comprehension stops only itself (it evaluates to an error the one around it
+// carries on with), so with a check every 100 steps an outer comprehension ran on after the
+// deadline until one of its own steps fell on a multiple of 100; with nested comprehensions that
+// took as long as the cost limit. A check is a non-blocking receive from a channel.
+const celInterruptCheckFrequency = 1
 
 // ResultType is the type an expression must produce.
 type ResultType int
@@ -65,7 +80,7 @@ var (
 	// key or attribute, or an index out of range. Callers treat it as "not there yet", not as a fault
 	// of the expression; health treats such a matcher as not holding.
 	ErrMissingData = errors.New("missing data")
-	// ErrCostLimitExceeded means one evaluation went over CELCallCostLimit.
+	// ErrCostLimitExceeded means one evaluation went over CELCallCostLimit or CELCallTimeLimit.
 	ErrCostLimitExceeded = errors.New("cost limit exceeded")
 	// ErrBudgetExhausted means the expressions evaluated for one object used up its Scope's budget.
 	ErrBudgetExhausted = errors.New("per-object cost budget exhausted")
@@ -75,38 +90,35 @@ var (
 	ErrEvaluation = errors.New("evaluation failed")
 )
 
-// exprError is an error about one expression. It quotes the expression and unwraps to its kind.
-type exprError struct {
-	expression string
-	kind       error
-	detail     string
+// ExpressionError is an error about one CEL expression. Its message quotes the expression, and
+// errors.Is matches its Kind. Packages that judge an expression's result (condition rules' map
+// results) return it too, so every expression error reads alike.
+type ExpressionError struct {
+	// Expression is the expression as the user wrote it.
+	Expression string
+	// Kind is one of this package's sentinels, e.g. ErrResultType.
+	Kind error
+	// Detail says what is wrong.
+	Detail string
 }
 
-func (e *exprError) Error() string {
-	return fmt.Sprintf("expression %q: %s", e.expression, e.detail)
+// Error returns `expression "<expression>": <detail>`.
+func (e *ExpressionError) Error() string {
+	return fmt.Sprintf("expression %q: %s", e.Expression, e.Detail)
 }
 
-func (e *exprError) Unwrap() error { return e.kind }
+// Unwrap returns Kind.
+func (e *ExpressionError) Unwrap() error { return e.Kind }
 
 // Program is a compiled CEL expression over `object`. Programs are compiled once per expression
-// text and cached for the life of the process; a Program is safe for concurrent use.
+// text and cached; a Program is safe for concurrent use.
+//
+// There is one cel.Program per expression, and it is built with cel-go's cost limit and interrupt
+// check: no evaluation can run without them.
 type Program struct {
 	expression string
 	output     *cel.Type
-	ast        *cel.Ast
-	// tracked runs under cel.CostLimit; fast runs without cost tracking, only when bound proves
-	// the cost fits (see celcost.go).
-	tracked cel.Program
-	fast    cel.Program
-
-	costPaths [][]string // object paths the bound depends on
-	sizeTrie  *sizeNode  // costPaths as a trie, to measure them in one walk
-	// sizeSignature names the list of costPaths; Programs with the same one share measurements.
-	sizeSignature string
-	bounded       bool // whether bound can be computed at all
-	// bounds maps a size class to the worst-case cost, copied on write: reads take no lock.
-	bounds   atomic.Pointer[map[uint64]uint64]
-	boundsMu sync.Mutex
+	program    cel.Program
 }
 
 // compiled is a cache entry; once makes concurrent first uses compile the expression once.
@@ -116,8 +128,13 @@ type compiled struct {
 	err     error
 }
 
+// maxCachedPrograms bounds the program cache. Expressions come from templates, so the live set is
+// what platform teams write; a compiled program is tens of kilobytes, so the bound is lower than
+// the path cache's.
+const maxCachedPrograms = 2048
+
 var (
-	celCache    sync.Map // expression text -> compiled
+	celCache    = newCache[*compiled](maxCachedPrograms)
 	celCompiles atomic.Uint64
 	celEnv      = sync.OnceValues(newCELEnv)
 )
@@ -129,18 +146,16 @@ func CELCompileCount() uint64 { return celCompiles.Load() }
 // CompileCEL returns the Program for expression, compiling it on first use, and checks that its
 // type can be want. The cache is keyed by the expression text alone and also remembers expressions
 // that fail to compile, so an invalid expression costs one compilation, not one per reconcile. The
-// type check runs on every call: it reads the cached output type and costs nothing. Expressions come
-// from templates, so the cache, which keeps every text it is given, is bounded by what platform
-// teams write.
+// type check runs on every call: it reads the cached output type and costs nothing. The cache holds
+// at most maxCachedPrograms expressions and evicts the least recently used.
 //
 // An expression over `object` usually has type dyn, because the object has no schema; dyn passes
 // the check here and the result is checked again when the Program is evaluated.
 func CompileCEL(expression string, want ResultType) (*Program, error) {
-	c, ok := celCache.Load(expression)
+	cc, ok := celCache.get(expression)
 	if !ok {
-		c, _ = celCache.LoadOrStore(expression, &compiled{})
+		cc = celCache.add(expression, &compiled{})
 	}
-	cc := c.(*compiled)
 	cc.once.Do(func() { cc.program, cc.err = compileCEL(expression) })
 	if cc.err != nil {
 		return nil, cc.err
@@ -156,30 +171,22 @@ func compileCEL(expression string) (*Program, error) {
 	env, err := celEnv()
 	if err != nil {
 		// The environment is fixed at build time; this is a bug, not bad input.
-		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: "CEL environment: " + err.Error()}
+		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: "CEL environment: " + err.Error()}
 	}
 	ast, iss := env.Compile(expression)
 	if iss != nil && iss.Err() != nil {
-		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: iss.Err().Error()}
+		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: iss.Err().Error()}
 	}
-	tracked, err := env.Program(ast,
+	program, err := env.Program(ast,
 		cel.EvalOptions(cel.OptOptimize),
 		cel.CostTracking(costEstimator{}),
 		cel.CostLimit(CELCallCostLimit),
-		// cel-go's cost tracker can be slow on long comprehensions, so tracked runs
-		// also stop at a wall-clock limit; comprehensions check it every 100 steps.
-		cel.InterruptCheckFrequency(100),
+		cel.InterruptCheckFrequency(celInterruptCheckFrequency),
 	)
 	if err != nil {
-		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: err.Error()}
+		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: err.Error()}
 	}
-	fast, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
-	if err != nil {
-		return nil, &exprError{expression: expression, kind: ErrInvalidExpression, detail: err.Error()}
-	}
-	p := &Program{expression: expression, output: ast.OutputType(), ast: ast, tracked: tracked, fast: fast}
-	p.recordCostPaths()
-	return p, nil
+	return &Program{expression: expression, output: ast.OutputType(), program: program}, nil
 }
 
 func (p *Program) checkOutput(want ResultType) error {
@@ -195,8 +202,8 @@ func (p *Program) checkOutput(want ResultType) error {
 	if p.output.Kind() == types.DynKind || p.output.IsExactType(required) {
 		return nil
 	}
-	return &exprError{expression: p.expression, kind: ErrInvalidExpression,
-		detail: fmt.Sprintf("must evaluate to %s, but has type %s", want, p.output)}
+	return &ExpressionError{Expression: p.expression, Kind: ErrInvalidExpression,
+		Detail: fmt.Sprintf("must evaluate to %s, but has type %s", want, p.output)}
 }
 
 // String returns the expression text.
@@ -240,14 +247,14 @@ func (p *Program) Eval(s *Scope) (any, error) {
 	}
 	native, err := toNative(v)
 	if err != nil {
-		return nil, &exprError{expression: p.expression, kind: ErrResultType, detail: err.Error()}
+		return nil, &ExpressionError{Expression: p.expression, Kind: ErrResultType, Detail: err.Error()}
 	}
 	return native, nil
 }
 
 func (p *Program) wrongType(want ResultType, v ref.Val) error {
-	return &exprError{expression: p.expression, kind: ErrResultType,
-		detail: fmt.Sprintf("must evaluate to %s, but evaluated to %s", want, v.Type().TypeName())}
+	return &ExpressionError{Expression: p.expression, Kind: ErrResultType,
+		Detail: fmt.Sprintf("must evaluate to %s, but evaluated to %s", want, v.Type().TypeName())}
 }
 
 // newCELEnv builds the one environment every expression is compiled in.
@@ -260,13 +267,21 @@ func newCELEnv() (*cel.Env, error) {
 }
 
 func celEnvOptions() []cel.EnvOption {
+	// Version 2 of ext.Lists has every function of the latest version; version 3 adds only cost
+	// trackers, which cel-go installs as a map built anew for every evaluation. costEstimator
+	// charges the same costs without the map (see listCallCost).
+	return envOptions(ext.Lists(ext.ListsVersion(2)))
+}
+
+// envOptions are the environment's options with the given ext.Lists.
+func envOptions(lists cel.EnvOption) []cel.EnvOption {
 	return []cel.EnvOption{
 		cel.Variable(CELObjectVariable, cel.MapType(cel.StringType, cel.DynType)),
 		cel.OptionalTypes(),
 		cel.CrossTypeNumericComparisons(true),
 		cel.DefaultUTCTimeZone(true),
 		ext.Strings(),
-		ext.Lists(),
+		lists,
 		ext.Sets(),
 		ext.TwoVarComprehensions(),
 		library.URLs(),

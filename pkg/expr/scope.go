@@ -1,7 +1,6 @@
-package health
+package expr
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,18 +15,10 @@ import (
 // and the cost budget shared by every expression evaluated for that object. Create one Scope per
 // object and per reconcile, and pass it to every evaluation for that object (health and condition
 // rules alike). A Scope is not safe for concurrent use.
-//
-// The Scope binds the object once, so an evaluation allocates nothing to bind its input, and it
-// remembers the sizes measured for cost bounds (see celcost.go), so expressions that read the same
-// values of the object measure them once.
 type Scope struct {
 	activation objectActivation
-	object     map[string]any
 	remaining  uint64
 	budget     uint64
-
-	classes   [4]sizeClassEntry // the last size classes measured, see celcost.go
-	nextClass int
 }
 
 // NewScope returns a Scope for object, usually an unstructured object's content, with the default
@@ -41,12 +32,7 @@ func NewScopeWithBudget(object map[string]any, budget uint64) *Scope {
 	if object == nil {
 		object = map[string]any{}
 	}
-	return &Scope{
-		activation: objectActivation{object: object},
-		object:     object,
-		remaining:  budget,
-		budget:     budget,
-	}
+	return &Scope{activation: objectActivation{object: object}, remaining: budget, budget: budget}
 }
 
 // Remaining returns the budget the scope has left.
@@ -68,45 +54,45 @@ func (a *objectActivation) ResolveName(name string) (any, bool) {
 
 func (a *objectActivation) Parent() interpreter.Activation { return nil }
 
-// eval runs the program and charges its cost to the scope.
+// callTimeLimit is CELCallTimeLimit; tests lower it to reach the time limit with cheap expressions.
+var callTimeLimit = CELCallTimeLimit
+
+// eval runs the program under its per-call limits and charges its cost to the scope.
 //
-// When the worst-case cost of the expression on this object is known and fits both the per-call
-// limit and the remaining budget, the untracked program runs and the worst case is charged (see
-// celcost.go). Otherwise the tracked program runs: cel-go stops it at the per-call limit, and its
-// actual cost is charged afterwards, so one evaluation can overrun the budget by at most the per-call
-// limit, and every later evaluation for the same object fails at once.
+// The program stops itself when its cost goes over CELCallCostLimit (cel-go's tracker) or when it
+// runs longer than CELCallTimeLimit (cel-go's interrupt check, which every comprehension step
+// consults, watching a context with that deadline). A stopped evaluation is charged the whole
+// per-call cost limit; any other is charged its actual cost afterwards.
+// So one evaluation can overrun the scope's budget by at most the per-call limit, and every later
+// evaluation for the same object fails at once.
 func (p *Program) eval(s *Scope) (ref.Val, error) {
 	if s == nil {
-		return nil, &exprError{expression: p.expression, kind: ErrEvaluation, detail: "no object to evaluate against"}
+		return nil, &ExpressionError{Expression: p.expression, Kind: ErrEvaluation, Detail: "no object to evaluate against"}
 	}
 	if s.remaining == 0 {
 		return nil, p.budgetError(s)
 	}
-	if bound := p.bound(s); bound <= s.remaining {
-		out, _, err := p.fast.Eval(&s.activation)
-		s.remaining -= bound
-		if err != nil {
-			return nil, p.classify(err)
-		}
-		return out, nil
+	deadline := startDeadline(callTimeLimit)
+	out, details, err := p.program.ContextEval(deadline, &s.activation)
+	timedOut := err != nil && deadline.Err() != nil
+	deadline.release()
+	var cancelled interpreter.EvalCancelledError
+	switch {
+	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
+		s.charge(CELCallCostLimit)
+		return nil, &ExpressionError{Expression: p.expression, Kind: ErrCostLimitExceeded,
+			Detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}
+	case timedOut:
+		// An interrupted comprehension evaluates to an error ("operation interrupted") that
+		// cel-go does not type; an error once the time is up is the interruption's, or close
+		// enough to it that calling it a timeout is true.
+		s.charge(CELCallCostLimit)
+		return nil, &ExpressionError{Expression: p.expression, Kind: ErrCostLimitExceeded,
+			Detail: fmt.Sprintf("evaluation stopped after %s", callTimeLimit)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), CELCallTimeLimit)
-	defer cancel()
-	out, details, err := p.tracked.ContextEval(ctx, &s.activation)
 	var cost uint64
 	if details != nil && details.ActualCost() != nil {
 		cost = *details.ActualCost()
-	}
-	var cancelled interpreter.EvalCancelledError
-	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.ContextCancelled {
-		s.charge(CELCallCostLimit)
-		return nil, &exprError{expression: p.expression, kind: ErrCostLimitExceeded,
-			detail: fmt.Sprintf("evaluation stopped after %s", CELCallTimeLimit)}
-	}
-	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded {
-		s.charge(CELCallCostLimit)
-		return nil, &exprError{expression: p.expression, kind: ErrCostLimitExceeded,
-			detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}
 	}
 	if !s.charge(cost) {
 		return nil, p.budgetError(s)
@@ -128,8 +114,8 @@ func (s *Scope) charge(cost uint64) bool {
 }
 
 func (p *Program) budgetError(s *Scope) error {
-	return &exprError{expression: p.expression, kind: ErrBudgetExhausted,
-		detail: fmt.Sprintf("the expressions for this object used up their cost budget of %d", s.budget)}
+	return &ExpressionError{Expression: p.expression, Kind: ErrBudgetExhausted,
+		Detail: fmt.Sprintf("the expressions for this object used up their cost budget of %d", s.budget)}
 }
 
 // classify decides, in this one place, whether an evaluation error means the data is not there yet
@@ -144,7 +130,7 @@ func (p *Program) classify(err error) error {
 			break
 		}
 	}
-	return &exprError{expression: p.expression, kind: kind, detail: msg}
+	return &ExpressionError{Expression: p.expression, Kind: kind, Detail: msg}
 }
 
 // toNative turns a CEL value into a plain Go value, see Program.Eval.

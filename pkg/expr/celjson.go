@@ -1,4 +1,4 @@
-package health
+package expr
 
 import (
 	"errors"
@@ -24,45 +24,44 @@ type jsonAdapter struct {
 	next types.Adapter
 }
 
+// NativeToValue wraps JSON values cheaply and hands anything else to next.
 func (a jsonAdapter) NativeToValue(v any) ref.Val {
-	switch x := v.(type) {
-	case ref.Val:
+	if x, ok := v.(ref.Val); ok {
 		return x
-	case map[string]any:
-		return jsonMap(x)
-	case []any:
-		return jsonList(x)
-	case string:
-		return types.String(x)
-	case int64:
-		return types.Int(x)
-	case bool:
-		return types.Bool(x)
-	case float64:
-		return types.Double(x)
+	}
+	if x, ok := asJSON(v); ok {
+		return x
 	}
 	return a.next.NativeToValue(v)
 }
 
 // jsonValue converts a value found inside unstructured content.
 func jsonValue(v any) ref.Val {
-	switch x := v.(type) {
-	case map[string]any:
-		return jsonMap(x)
-	case []any:
-		return jsonList(x)
-	case string:
-		return types.String(x)
-	case int64:
-		return types.Int(x)
-	case float64:
-		return types.Double(x)
-	case bool:
-		return types.Bool(x)
-	case nil:
-		return types.NullValue
+	if x, ok := asJSON(v); ok {
+		return x
 	}
 	return types.DefaultTypeAdapter.NativeToValue(v)
+}
+
+// asJSON wraps a JSON value: a map as a jsonMap, a list as a jsonList, a scalar as cel-go's type.
+func asJSON(v any) (ref.Val, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return jsonMap(x), true
+	case []any:
+		return jsonList(x), true
+	case string:
+		return types.String(x), true
+	case int64:
+		return types.Int(x), true
+	case float64:
+		return types.Double(x), true
+	case bool:
+		return types.Bool(x), true
+	case nil:
+		return types.NullValue, true
+	}
+	return nil, false
 }
 
 var celJSONAdapter = jsonAdapter{next: types.DefaultTypeAdapter}

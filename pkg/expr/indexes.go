@@ -1,4 +1,4 @@
-package health
+package expr
 
 import (
 	"errors"
@@ -9,8 +9,6 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
-	"k8s.io/apiserver/pkg/cel/library"
 )
 
 const (
@@ -92,29 +90,4 @@ func indexesLibrary() cel.EnvOption {
 				}
 				return types.NewRefValList(types.DefaultTypeAdapter, vals)
 			})))
-}
-
-// costEstimator charges the Kubernetes library functions their Kubernetes costs and indexes() one
-// unit per index it returns plus one per ten bytes it parses, so that a large index set counts
-// against the limits like the list it is.
-type costEstimator struct {
-	k8s library.CostEstimator
-}
-
-func (c costEstimator) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
-	if overloadID != indexesOverload {
-		return c.k8s.CallCost(function, overloadID, args, result)
-	}
-	cost := uint64(1)
-	if len(args) == 1 {
-		if s, ok := args[0].(types.String); ok {
-			cost += uint64(len(s)) / 10
-		}
-	}
-	if l, ok := result.(traits.Sizer); ok {
-		if n, ok := l.Size().(types.Int); ok && n > 0 {
-			cost += uint64(n)
-		}
-	}
-	return &cost
 }

@@ -1,0 +1,106 @@
+package expr
+
+import (
+	"regexp"
+	"strings"
+)
+
+// bracketKey finds a key in brackets and quotes: ['app.kubernetes.io/name'] or
+// ["app.kubernetes.io/name"].
+var bracketKey = regexp.MustCompile(`\[\s*(?:'([^']*)'|"([^"]*)")\s*\]`)
+
+// normalize turns a path as users write it into client-go's template form. It is the one place
+// that decides which spellings mean the same path:
+//
+//   - braces, a leading "$" and one leading dot are optional: status.x, .status.x, {.status.x},
+//     {status.x} and $.status.x are all {.status.x}; a leading ".." stays recursive descent;
+//   - a key in brackets and quotes is one key, whatever it holds: labels['app.kubernetes.io/name']
+//     becomes labels.app\.kubernetes\.io/name, which client-go's parser would otherwise read as
+//     the fields app, kubernetes and io/name; a path that starts with a bracketed key starts at
+//     the root ($['metadata'] is .metadata, not ..metadata);
+//   - white space around the path is dropped; filters, unions and slices are client-go's.
+//
+// Text that starts with "{" but is not one balanced action (such as "{.status" or
+// "{.a}{.b}") is left for client-go to parse as written, so its complaint is about what the user
+// wrote. normalize is idempotent.
+func normalize(text string) string {
+	p := trimUnescaped(text)
+	if strings.HasPrefix(p, "{") {
+		if !strings.HasSuffix(p, "}") || !oneAction(p[1:len(p)-1]) {
+			return rewriteBracketKeys(p)
+		}
+		p = trimUnescaped(p[1 : len(p)-1])
+	}
+	p = strings.TrimPrefix(p, "$")
+	descent := strings.HasPrefix(p, "..")
+	p = rewriteBracketKeys(strings.TrimPrefix(p, "."))
+	switch {
+	case descent:
+		return "{." + p + "}"
+	case strings.HasPrefix(p, "."), strings.HasPrefix(p, "["):
+		// A leading ['key'] became .key; a leading [0] or [*] applies to the root.
+		return "{" + p + "}"
+	}
+	return "{." + p + "}"
+}
+
+func rewriteBracketKeys(p string) string {
+	return bracketKey.ReplaceAllStringFunc(p, func(m string) string {
+		sub := bracketKey.FindStringSubmatch(m)
+		key := sub[1] + sub[2]
+		if key == "" {
+			return m // no field name spells an empty key; left for the parser to refuse
+		}
+		return "." + escapeField(key)
+	})
+}
+
+// oneAction reports whether s, the inside of braces, holds no brace outside quotes: {.a} is one
+// action, {.a}{.b} and {range .a[*]}{.b}{end} are several.
+func oneAction(s string) bool {
+	var quote rune
+	escaped := false
+	for _, r := range s {
+		switch {
+		case escaped:
+			escaped = false
+		case r == '\\':
+			escaped = true
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == '{' || r == '}':
+			return false
+		}
+	}
+	return true
+}
+
+// trimUnescaped trims white space around s but keeps a trailing one escaped with a backslash,
+// which belongs to a field name (so that normalize is idempotent).
+func trimUnescaped(s string) string {
+	s = strings.TrimLeft(s, " \t\n\r")
+	for len(s) > 0 && strings.ContainsRune(" \t\n\r", rune(s[len(s)-1])) {
+		if len(s) > 1 && s[len(s)-2] == '\\' {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// escapeField escapes the characters client-go's parser ends a field name at.
+func escapeField(key string) string {
+	var b strings.Builder
+	for _, r := range key {
+		switch r {
+		case '.', ',', '[', ']', '$', '@', '{', '}', ' ', '\t', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,90 @@
+package expr
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"bare", "spec.x", "{.spec.x}"},
+		{"dotted", ".spec.x", "{.spec.x}"},
+		{"braced", "{.spec.x}", "{.spec.x}"},
+		{"braced without dot", "{spec.x}", "{.spec.x}"},
+		{"root", "$.spec.x", "{.spec.x}"},
+		{"braced root", "{$.spec.x}", "{.spec.x}"},
+		{"white space", " \t spec.x \n", "{.spec.x}"},
+		{"escaped trailing space kept", `spec.x\ `, `{.spec.x\ }`},
+		{"quoted key", "metadata.labels['a.b/c']", `{.metadata.labels.a\.b/c}`},
+		{"double-quoted key", `metadata.labels["a.b/c"]`, `{.metadata.labels.a\.b/c}`},
+		{"quoted key at the root", "$['metadata']['name']", "{.metadata.name}"},
+		{"index at the root", "[0].x", "{[0].x}"},
+		{"recursive descent", "..name", "{..name}"},
+		{"recursive descent from the root", "$..name", "{..name}"},
+		{"filter untouched", "spec.env[?(@.name=='x')].value", "{.spec.env[?(@.name=='x')].value}"},
+		{"union untouched", "spec['a','b']", "{.spec['a','b']}"},
+		{"empty key untouched", `spec[""]`, `{.spec[""]}`},
+		{"unclosed action as written", "{.spec", "{.spec"},
+		{"several actions as written", "{.a}{.b}", "{.a}{.b}"},
+		{"brace in a filter string is one action", `{.a[?(@.b=="}")]}`, `{.a[?(@.b=="}")]}`},
+		{"empty", "", "{.}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := normalize(tt.in)
+			if got != tt.want {
+				t.Errorf("normalize(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if again := normalize(got); again != got {
+				t.Errorf("normalize is not idempotent: %q -> %q", got, again)
+			}
+		})
+	}
+}
+
+func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	c := newCache[int](3)
+	for i, k := range []string{"a", "b", "c"} {
+		c.add(k, i)
+	}
+	c.get("a") // b is now the least recently used
+	c.add("d", 3)
+	if _, ok := c.get("b"); ok {
+		t.Error("b survived although it was the least recently used")
+	}
+	for _, k := range []string{"a", "c", "d"} {
+		if _, ok := c.get(k); !ok {
+			t.Errorf("%s was evicted", k)
+		}
+	}
+	if got := c.add("a", 99); got != 0 {
+		t.Errorf("add of a cached key returned %d, want the cached 0", got)
+	}
+	if c.len() != 3 {
+		t.Errorf("len = %d, want 3", c.len())
+	}
+}
+
+// TestPathCacheIsBounded feeds the path cache more distinct texts than it holds: it stays at its
+// bound, and the paths used all along stay cached.
+func TestPathCacheIsBounded(t *testing.T) {
+	hot, err := ParsePath("status.hot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxCachedPaths + 100 {
+		if _, err := ParsePath(fmt.Sprintf("status.cold%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 {
+			if again, _ := ParsePath("status.hot"); again != hot {
+				t.Fatal("a path in constant use was evicted")
+			}
+		}
+	}
+	if n := pathCache.len(); n > maxCachedPaths {
+		t.Errorf("the path cache holds %d paths, more than its bound %d", n, maxCachedPaths)
+	}
+}
