@@ -6,9 +6,7 @@
 package corpus
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/tests/harness"
 )
@@ -41,33 +38,8 @@ const (
 	quietWindow = 5 * time.Second
 )
 
-var (
-	ctx context.Context
-	env *harness.Env
-	// admin is an admin client without client-side rate limiting.
-	admin client.Client
-)
-
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	var err error
-	if env, err = harness.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	if err := env.StartController(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "starting the controller:", err)
-		return 1
-	}
-	return m.Run()
-}
+// admin is an admin client without client-side rate limiting.
+var admin client.Client
 
 // TestCorpus applies every case and the healthy Workloads at once and waits until each
 // expectation holds, then reports every case that did not reach its condition.
@@ -163,9 +135,9 @@ func TestCorpus(t *testing.T) {
 		}
 	})
 	t.Run("no-busy-loop", func(t *testing.T) {
-		before := reconcileCount(t)
+		before := harness.ReconcileTotal(t, "workload")
 		time.Sleep(quietWindow)
-		n := reconcileCount(t) - before
+		n := harness.ReconcileTotal(t, "workload") - before
 		t.Logf("%v workload reconciles in a quiet %s window", n, quietWindow)
 		// Failures that only a retry can fix (an RBAC denial) are retried with an
 		// exponential backoff; a settled corpus has nothing else to do.
@@ -351,29 +323,6 @@ func unhealthy(obs *observation) []string {
 		out = append(out, fmt.Sprintf("found %d healthy workloads, want %d", seen, healthyCount))
 	}
 	return out
-}
-
-// reconcileCount is how many times the in-process workload controller reconciled.
-func reconcileCount(t *testing.T) float64 {
-	t.Helper()
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "workload" {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
 }
 
 func excerpt(s string, i int) string {

@@ -2,16 +2,13 @@ package faults
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -162,28 +159,5 @@ func waitRestored(t *testing.T, key client.ObjectKey, timeout time.Duration) {
 // applyCount is the API server's count of server-side applies to ConfigMaps.
 func applyCount(t *testing.T) float64 {
 	t.Helper()
-	hc, err := rest.HTTPClientFor(env.Cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := hc.Get(env.Cluster.Config.Host + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	var parser expfmt.TextParser
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, m := range families["apiserver_request_total"].GetMetric() {
-		if label(m, "verb") == "APPLY" && label(m, "resource") == "configmaps" {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n
+	return env.APIServerMetrics(t).Sum("apiserver_request_total", map[string]string{"verb": "APPLY", "resource": "configmaps"})
 }
