@@ -24,6 +24,32 @@ func (e *Env) Eventually(ctx context.Context, t testing.TB, timeout time.Duratio
 	}
 }
 
+// Consistently checks cond at once, every interval and once more when window ends, and
+// fails the test the first time cond returns false, with what cond observed. It is how a
+// test proves that something does not happen (an object is not created, a controller
+// does not exit, nothing is retried): the caller says in a comment why the window is
+// long enough to see it if it did.
+func (e *Env) Consistently(ctx context.Context, t testing.TB, window, interval time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(window)
+	for {
+		if ok, observed := cond(); !ok {
+			e.logController(t)
+			t.Fatalf("%s into a %s window: %s", time.Since(start).Round(time.Millisecond), window, observed)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		select {
+		case <-time.After(min(interval, left)):
+		case <-ctx.Done():
+			t.Fatalf("interrupted %s into a %s window: %v", time.Since(start).Round(time.Millisecond), window, ctx.Err())
+		}
+	}
+}
+
 // logController logs what the in-process controller wrote, if it runs.
 func (e *Env) logController(t testing.TB) {
 	t.Helper()
