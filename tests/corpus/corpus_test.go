@@ -8,7 +8,6 @@ package corpus
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,9 +19,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/tests/harness"
 )
@@ -37,37 +36,21 @@ const (
 	// settleTimeout bounds the wait for every expectation, counted from the moment
 	// everything was applied; the whole test stays under three minutes.
 	settleTimeout = 90 * time.Second
+	// settleHold is how long every expectation must keep holding, at every observation,
+	// before the corpus counts as settled: a condition passing through the expected
+	// state on its way elsewhere is not it.
+	settleHold = 3 * time.Second
 	// quietWindow is how long the controller is watched for busy loops once settled.
+	// Failures that only a retry can fix (an RBAC denial) are retried with an
+	// exponential backoff; a busy loop reconciles many times a second, so a few
+	// seconds tell the two apart.
 	quietWindow = 5 * time.Second
+	// quietReconcileRate is the most workload reconciles a second the quiet window may see.
+	quietReconcileRate = 5
 )
 
-var (
-	ctx context.Context
-	env *harness.Env
-	// admin is an admin client without client-side rate limiting.
-	admin client.Client
-)
-
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	var err error
-	if env, err = harness.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	if err := env.StartController(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "starting the controller:", err)
-		return 1
-	}
-	return m.Run()
-}
+// admin is an admin client without client-side rate limiting.
+var admin client.Client
 
 // TestCorpus applies every case and the healthy Workloads at once and waits until each
 // expectation holds, then reports every case that did not reach its condition.
@@ -100,10 +83,9 @@ func TestCorpus(t *testing.T) {
 
 	var last map[string][]string // case -> unmet expectations
 	var lastHealthy []string
-	deadline := applied.Add(settleTimeout)
-	settledOnce := false
+	var metSince time.Time // zero while some expectation is unmet
 	lastProgress := time.Now()
-	for {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, time.Until(applied.Add(settleTimeout)), true, func(context.Context) (bool, error) {
 		obs := observe(t)
 		last = map[string][]string{}
 		for _, c := range cases {
@@ -112,27 +94,24 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 		lastHealthy = unhealthy(obs)
-		done := len(last) == 0 && len(lastHealthy) == 0
 		if time.Since(lastProgress) >= 10*time.Second {
 			lastProgress = time.Now()
 			t.Logf("%s after applying: %d of %d cases met, %d of %d healthy workloads not Ready yet",
 				time.Since(applied).Round(time.Second), len(cases)-len(last), len(cases), len(lastHealthy), healthyCount)
 		}
-		switch {
-		case done && settledOnce:
-		case done:
-			// Hold the verdict only if it is still true a moment later: a condition
-			// passing through the expected state on its way elsewhere is not it.
-			settledOnce = true
-			time.Sleep(3 * time.Second)
-			continue
-		case time.Now().After(deadline):
-		default:
-			settledOnce = false
-			time.Sleep(time.Second)
-			continue
+		if len(last) > 0 || len(lastHealthy) > 0 {
+			metSince = time.Time{}
+			return false, nil
 		}
-		break
+		if metSince.IsZero() {
+			metSince = time.Now()
+		}
+		return time.Since(metSince) >= settleHold, nil
+	})
+	if err != nil && len(last) == 0 && len(lastHealthy) == 0 {
+		// Every case is reported below; this is the one failure they cannot show.
+		t.Errorf("every expectation was met only %s before the %s deadline, want them to hold for %s",
+			time.Since(metSince).Round(time.Millisecond), settleTimeout, settleHold)
 	}
 	settled := time.Now()
 	t.Logf("expectations settled %s after applying", settled.Sub(applied).Round(time.Millisecond))
@@ -163,15 +142,15 @@ func TestCorpus(t *testing.T) {
 		}
 	})
 	t.Run("no-busy-loop", func(t *testing.T) {
-		before := reconcileCount(t)
-		time.Sleep(quietWindow)
-		n := reconcileCount(t) - before
+		before := harness.ReconcileTotal(t, "workload")
+		limit := quietReconcileRate * quietWindow.Seconds()
+		var n float64
+		env.Consistently(ctx, t, quietWindow, 250*time.Millisecond, func() (bool, string) {
+			n = harness.ReconcileTotal(t, "workload") - before
+			return n <= limit, fmt.Sprintf("%v workload reconciles after the corpus settled, want at most %v in %s: something busy-loops",
+				n, limit, quietWindow)
+		})
 		t.Logf("%v workload reconciles in a quiet %s window", n, quietWindow)
-		// Failures that only a retry can fix (an RBAC denial) are retried with an
-		// exponential backoff; a settled corpus has nothing else to do.
-		if n > 5*quietWindow.Seconds() {
-			t.Errorf("%v workload reconciles in %s after the corpus settled: something busy-loops", n, quietWindow)
-		}
 	})
 	if t.Failed() {
 		t.Logf("controller log (last 200 lines):\n%s", tail(env.Log.String(), 200))
@@ -351,29 +330,6 @@ func unhealthy(obs *observation) []string {
 		out = append(out, fmt.Sprintf("found %d healthy workloads, want %d", seen, healthyCount))
 	}
 	return out
-}
-
-// reconcileCount is how many times the in-process workload controller reconciled.
-func reconcileCount(t *testing.T) float64 {
-	t.Helper()
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "workload" {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
 }
 
 func excerpt(s string, i int) string {

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,7 +36,7 @@ func launchController(t *testing.T, name string, extra ...string) *controller {
 		t.Fatal(err)
 	}
 	args := append([]string{"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(port), "--zap-log-level=debug"}, extra...)
-	if _, err := env.LaunchController(ctx, name, controllerBin, args...); err != nil {
+	if _, err := env.LaunchController(ctx, name, args...); err != nil {
 		t.Fatalf("launching %s: %v", name, err)
 	}
 	c := &controller{name: name, metricsPort: port}
@@ -74,18 +72,8 @@ func (c *controller) logTail(n int) string {
 }
 
 // metrics scrapes the controller's Prometheus endpoint.
-func (c *controller) metrics() (map[string]*dto.MetricFamily, error) {
-	hc := http.Client{Timeout: 5 * time.Second}
-	resp, err := hc.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.metricsPort))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	var parser expfmt.TextParser
-	return parser.TextToMetricFamilies(resp.Body)
+func (c *controller) metrics() (harness.Metrics, error) {
+	return harness.ScrapeMetrics(&http.Client{Timeout: 5 * time.Second}, fmt.Sprintf("http://127.0.0.1:%d/metrics", c.metricsPort))
 }
 
 // counters is a snapshot of what a controller did, from its own metrics.
@@ -114,18 +102,14 @@ func (c *controller) counters(t *testing.T) counters {
 	return countersOf(families)
 }
 
-func countersOf(families map[string]*dto.MetricFamily) counters {
-	out := counters{requests: map[string]float64{}}
-	for _, m := range families["controller_runtime_reconcile_total"].GetMetric() {
-		if label(m, "controller") == "workload" {
-			out.reconciles += m.GetCounter().GetValue()
-		}
+func countersOf(families harness.Metrics) counters {
+	out := counters{
+		reconciles:     families.ReconcileTotal("workload"),
+		requests:       map[string]float64{},
+		failedRequests: families.Sum("rest_client_requests_total", map[string]string{"code": "<error>"}),
 	}
 	for _, m := range families["rest_client_requests_total"].GetMetric() {
-		out.requests[label(m, "method")] += m.GetCounter().GetValue()
-		if label(m, "code") == "<error>" {
-			out.failedRequests += m.GetCounter().GetValue()
-		}
+		out.requests[harness.Label(m, "method")] += m.GetCounter().GetValue()
 	}
 	for _, m := range families["leader_election_master_status"].GetMetric() {
 		if m.GetGauge().GetValue() == 1 {
@@ -133,15 +117,6 @@ func countersOf(families map[string]*dto.MetricFamily) counters {
 		}
 	}
 	return out
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, p := range m.GetLabel() {
-		if p.GetName() == name {
-			return p.GetValue()
-		}
-	}
-	return ""
 }
 
 // pid is the controller's current process id.

@@ -10,8 +10,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -30,45 +28,22 @@ var (
 	env *harness.Env
 	// k8s is an admin client with a QPS high enough to create hundreds of Workloads quickly.
 	k8s client.Client
-	// controllerBin is cmd/surveyor built for this run.
-	controllerBin string
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
 	// The controllers under test are separate processes with their own logs; the test's
 	// own informers (the status monitor) log nothing.
 	logf.SetLogger(logr.Discard())
-	dir, err := os.MkdirTemp("", "surveyor-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if controllerBin, err = harness.BuildController(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if env, err = harness.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	cfg := rest.CopyConfig(env.Cluster.Config)
-	cfg.QPS, cfg.Burst = 200, 400
-	// A short timeout keeps a request made while kube-apiserver is down from hanging.
-	cfg.Timeout = 20 * time.Second
-	if k8s, err = client.New(cfg, client.Options{Scheme: env.Scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	harness.Main(m, harness.Options{BuildController: true, Setup: func(c context.Context, e *harness.Env) error {
+		ctx, env = c, e
+		cfg := rest.CopyConfig(e.Cluster.Config)
+		cfg.QPS, cfg.Burst = 200, 400
+		// A short timeout keeps a request made while kube-apiserver is down from hanging.
+		cfg.Timeout = 20 * time.Second
+		var err error
+		k8s, err = client.New(cfg, client.Options{Scheme: e.Scheme})
+		return err
+	}})
 }
 
 // eventually polls cond until it holds or timeout passes (see harness.Env.Eventually).

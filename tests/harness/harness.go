@@ -1,6 +1,3 @@
-// Package harness starts what Surveyor's Go end-to-end suites run against: the local
-// cluster of hack/cluster with the CRDs and the controller's RBAC installed, an admin
-// client, and the controller itself, in-process or as a separate process.
 package harness
 
 import (
@@ -14,10 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,6 +39,11 @@ type Env struct {
 	Scheme *apiruntime.Scheme
 	// Log collects the in-process controller's log.
 	Log *SyncBuffer
+
+	// controllerBin is cmd/surveyor built for this run (Options.BuildController).
+	controllerBin string
+	// reconciles counts the in-process controller's reconciles per object.
+	reconciles *reconcileCounts
 }
 
 // Root is the repository root, found from this file's location.
@@ -92,7 +92,8 @@ func (e *Env) StartController(ctx context.Context) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = 100, 200
-	ctrl.SetLogger(zap.New(zap.WriteTo(e.Log), zap.UseDevMode(true)))
+	e.reconciles = &reconcileCounts{}
+	ctrl.SetLogger(countReconciles(zap.New(zap.WriteTo(e.Log), zap.UseDevMode(true)), e.reconciles))
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 e.Scheme,
 		Cache:                  realizer.CacheOptions(),
@@ -113,9 +114,9 @@ func (e *Env) StartController(ctx context.Context) error {
 	return nil
 }
 
-// BuildController compiles cmd/surveyor into dir and returns the binary's path, for
+// buildController compiles cmd/surveyor into dir and returns the binary's path, for
 // suites that run the controller as a separate process (to kill or restart it).
-func BuildController(dir string) (string, error) {
+func buildController(dir string) (string, error) {
 	bin := filepath.Join(dir, "surveyor")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/surveyor")
 	cmd.Dir = Root()
@@ -125,10 +126,13 @@ func BuildController(dir string) (string, error) {
 	return bin, nil
 }
 
-// LaunchController starts the built controller as a process the cluster owns, named
-// name, as the controller's ServiceAccount, with leader election on, and returns its
-// health-probe port.
-func (e *Env) LaunchController(ctx context.Context, name, bin string, extra ...string) (int, error) {
+// LaunchController starts the controller Main built (Options.BuildController) as a
+// process the cluster owns, named name, as the controller's ServiceAccount, with leader
+// election on, and returns its health-probe port.
+func (e *Env) LaunchController(ctx context.Context, name string, extra ...string) (int, error) {
+	if e.controllerBin == "" {
+		return 0, fmt.Errorf("launching %s: the suite did not build the controller (harness.Options.BuildController)", name)
+	}
 	kubeconfig, err := e.Cluster.ServiceAccountKubeconfig(ctx, ControllerNamespace, ControllerAccount)
 	if err != nil {
 		return 0, err
@@ -143,23 +147,7 @@ func (e *Env) LaunchController(ctx context.Context, name, bin string, extra ...s
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
 	}, extra...)
-	return probe, e.Cluster.Launch(ctx, name, bin, args...)
-}
-
-// Eventually polls cond every 200ms until it returns true or timeout passes, then
-// fails the test with the last observation cond reported.
-func (e *Env) Eventually(ctx context.Context, t testing.TB, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		ok, observed := cond()
-		last = observed
-		return ok, nil
-	})
-	if err != nil {
-		t.Logf("controller log:\n%s", e.Log.String())
-		t.Fatalf("condition not met within %s; last observed: %s", timeout, last)
-	}
+	return probe, e.Cluster.Launch(ctx, name, e.controllerBin, args...)
 }
 
 // SyncBuffer is a bytes.Buffer safe for the controller's concurrent writers.

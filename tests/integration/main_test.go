@@ -5,14 +5,11 @@ package integration
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/surveyor-dev/surveyor/hack/cluster"
 	"github.com/surveyor-dev/surveyor/tests/harness"
 )
 
@@ -23,30 +20,13 @@ var (
 	env *harness.Env
 	// k8sClient is env's admin client.
 	k8sClient client.Client
-	// testCluster is env's control plane.
-	testCluster *cluster.Cluster
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	var err error
-	if env, err = harness.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	k8sClient, testCluster = env.Client, env.Cluster
-	if err := env.StartController(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "starting the controller:", err)
-		return 1
-	}
-	return m.Run()
+	harness.Main(m, harness.Options{Controller: true, Setup: func(c context.Context, e *harness.Env) error {
+		ctx, env, k8sClient = c, e, e.Client
+		return nil
+	}})
 }
 
 // eventually polls cond until it holds or timeout passes (see harness.Env.Eventually).

@@ -2,21 +2,15 @@ package integration
 
 import (
 	"fmt"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 
@@ -82,32 +76,14 @@ func TestRealizerConvergedWorkloadCostsZeroWrites(t *testing.T) {
 	}
 
 	before := writeCounts(t)
-	reconciles := reconcileCount(t)
-	sc := &v1alpha1.ClusterSupplyChain{}
-	for i := range 20 {
-		// An unrelated annotation re-queues the supply chain's Workloads without
-		// changing anything they stamp.
-		if err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, sc); err != nil {
-			t.Fatal(err)
-		}
-		patch := client.MergeFrom(sc.DeepCopy())
-		metav1.SetMetaDataAnnotation(&sc.ObjectMeta, "test.surveyor.dev/touch", fmt.Sprint(i))
-		if err := k8sClient.Patch(ctx, sc, patch); err != nil {
-			t.Fatal(err)
-		}
-		want := reconciles + float64(i+1)
-		eventually(t, 30*time.Second, func() (bool, string) {
-			got := reconcileCount(t)
-			return got >= want, fmt.Sprintf("workload reconciles = %v, want >= %v", got, want)
-		})
-	}
+	forced := env.ForceReconciles(ctx, t, name, client.ObjectKeyFromObject(wl), 20)
 	after := writeCounts(t)
 	for _, key := range []string{"configmaps", "workloads", "workloads/status"} {
 		if d := after[key] - before[key]; d != 0 {
 			t.Errorf("%s: %v writes during 20 forced reconciles of a converged workload, want 0", key, d)
 		}
 	}
-	t.Logf("forced %v workload reconciles; writes before=%v after=%v", reconcileCount(t)-reconciles, before, after)
+	t.Logf("forced %d reconciles of the workload; writes before=%v after=%v", forced, before, after)
 }
 
 // grantStamping creates a ServiceAccount allowed to write the given core resources
@@ -147,65 +123,18 @@ func waitReady(t *testing.T, wl *v1alpha1.Workload) {
 // resource[/subresource].
 func writeCounts(t *testing.T) map[string]float64 {
 	t.Helper()
-	httpClient, err := rest.HTTPClientFor(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := httpClient.Get(testCluster.Config.Host + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	var parser expfmt.TextParser
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
 	counts := map[string]float64{}
-	for _, m := range families["apiserver_request_total"].GetMetric() {
-		l := labelMap(m)
-		switch l["verb"] {
+	for _, m := range env.APIServerMetrics(t)["apiserver_request_total"].GetMetric() {
+		switch harness.Label(m, "verb") {
 		case "CREATE", "UPDATE", "PATCH", "APPLY":
 		default:
 			continue
 		}
-		key := l["resource"]
-		if l["subresource"] != "" {
-			key += "/" + l["subresource"]
+		key := harness.Label(m, "resource")
+		if sub := harness.Label(m, "subresource"); sub != "" {
+			key += "/" + sub
 		}
 		counts[key] += m.GetCounter().GetValue()
 	}
 	return counts
-}
-
-// reconcileCount is how many times the in-process workload controller reconciled.
-func reconcileCount(t *testing.T) float64 {
-	t.Helper()
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if labelMap(m)["controller"] == "workload" {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
-}
-
-func labelMap(m *dto.Metric) map[string]string {
-	l := map[string]string{}
-	for _, p := range m.GetLabel() {
-		l[p.GetName()] = strings.Clone(p.GetValue())
-	}
-	return l
 }

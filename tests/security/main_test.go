@@ -8,8 +8,6 @@ package security
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -28,25 +26,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	var err error
-	if env, err = harness.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	k8s = env.Client
-	if err := env.StartController(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "starting the controller:", err)
-		return 1
-	}
-	return m.Run()
+	harness.Main(m, harness.Options{Controller: true, Setup: func(c context.Context, e *harness.Env) error {
+		ctx, env, k8s = c, e, e.Client
+		return nil
+	}})
 }
 
 // eventually polls cond until it holds or timeout passes (see harness.Env.Eventually).

@@ -6,20 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 
@@ -252,25 +246,8 @@ func TestSecretFromStringDataIsNotReapplied(t *testing.T) {
 	wl := workload(t, ns, "app", name, "stamper")
 	waitCondition(t, wl, "", v1alpha1.ConditionReady, time.Minute, is(metav1.ConditionTrue, v1alpha1.ReasonReady))
 
-	before, reconciles := applyCount(t, "secrets"), reconcileCount(t)
-	sc := &v1alpha1.ClusterSupplyChain{}
-	const forced = 5
-	for i := range forced {
-		// An unrelated annotation re-queues the supply chain's Workloads.
-		if err := k8s.Get(ctx, client.ObjectKey{Name: name}, sc); err != nil {
-			t.Fatal(err)
-		}
-		patch := client.MergeFrom(sc.DeepCopy())
-		metav1.SetMetaDataAnnotation(&sc.ObjectMeta, "test.surveyor.dev/touch", fmt.Sprint(i))
-		if err := k8s.Patch(ctx, sc, patch); err != nil {
-			t.Fatal(err)
-		}
-		want := reconciles + float64(i+1)
-		eventually(t, 30*time.Second, func() (bool, string) {
-			got := reconcileCount(t)
-			return got >= want, fmt.Sprintf("workload reconciles = %v, want >= %v", got, want)
-		})
-	}
+	before := applyCount(t, "secrets")
+	forced := env.ForceReconciles(ctx, t, name, client.ObjectKeyFromObject(wl), 5)
 	if n := applyCount(t, "secrets") - before; n != 0 {
 		t.Errorf("%.0f applies of the stringData Secret during %d forced reconciles of a converged workload, want 0", n, forced)
 	}
@@ -279,63 +256,5 @@ func TestSecretFromStringDataIsNotReapplied(t *testing.T) {
 // applyCount is the API server's count of server-side applies to resource.
 func applyCount(t *testing.T, resource string) float64 {
 	t.Helper()
-	var n float64
-	for _, m := range apiServerMetrics(t)["apiserver_request_total"].GetMetric() {
-		if label(m, "verb") == "APPLY" && label(m, "resource") == resource {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n
-}
-
-// reconcileCount is how many times the in-process workload controller reconciled.
-func reconcileCount(t *testing.T) float64 {
-	t.Helper()
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if label(m, "controller") == "workload" {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
-}
-
-func apiServerMetrics(t *testing.T) map[string]*dto.MetricFamily {
-	t.Helper()
-	hc, err := rest.HTTPClientFor(env.Cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := hc.Get(env.Cluster.Config.Host + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	var parser expfmt.TextParser
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return families
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, p := range m.GetLabel() {
-		if p.GetName() == name {
-			return p.GetValue()
-		}
-	}
-	return ""
+	return env.APIServerMetrics(t).Sum("apiserver_request_total", map[string]string{"verb": "APPLY", "resource": resource})
 }

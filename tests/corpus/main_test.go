@@ -1,0 +1,22 @@
+package corpus
+
+import (
+	"context"
+	"testing"
+
+	"github.com/surveyor-dev/surveyor/tests/harness"
+)
+
+var (
+	// ctx lives as long as the test binary.
+	ctx context.Context
+	// env is the running cluster with CRDs, RBAC and the controller.
+	env *harness.Env
+)
+
+func TestMain(m *testing.M) {
+	harness.Main(m, harness.Options{Controller: true, Setup: func(c context.Context, e *harness.Env) error {
+		ctx, env = c, e
+		return nil
+	}})
+}

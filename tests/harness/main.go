@@ -1,0 +1,67 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// Options says what a suite needs besides the cluster with Surveyor's CRDs and RBAC.
+type Options struct {
+	// Controller runs the realizer in-process as the controller's own ServiceAccount
+	// (Env.StartController) for as long as the tests run.
+	Controller bool
+	// BuildController compiles cmd/surveyor before the cluster starts, for suites that
+	// launch the controller as a process (Env.LaunchController) to kill or restart it.
+	BuildController bool
+	// Setup runs once everything is up, before the first test. It hands the suite the
+	// context that lives as long as the test binary and the environment, and makes
+	// whatever else the suite shares (clients with other limits).
+	Setup func(ctx context.Context, env *Env) error
+}
+
+// Main is a suite's TestMain: it starts what opts asks for, runs the tests, stops
+// everything and exits with the tests' result, or with 1 when the environment did not
+// come up.
+func Main(m *testing.M, opts Options) {
+	os.Exit(run(m, opts))
+}
+
+func run(m *testing.M, opts Options) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var bin string
+	if opts.BuildController {
+		dir, err := os.MkdirTemp("", "surveyor-controller-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if bin, err = buildController(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	env, err := Start(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	env.controllerBin = bin
+	if opts.Controller {
+		if err := env.StartController(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "starting the controller:", err)
+			return 1
+		}
+	}
+	if opts.Setup != nil {
+		if err := opts.Setup(ctx, env); err != nil {
+			fmt.Fprintln(os.Stderr, "setting up the suite:", err)
+			return 1
+		}
+	}
+	return m.Run()
+}
