@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/common"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -22,9 +23,11 @@ type costEstimator struct {
 	k8s library.CostEstimator
 }
 
-// CallCost returns the cost of one call, or nil for cel-go's default.
+// CallCost returns the cost of one call, or nil for cel-go's default. It runs for every call an
+// expression makes, so it allocates only when it returns a cost of its own.
 func (c costEstimator) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
-	if overloadID == indexesOverload {
+	switch {
+	case overloadID == indexesOverload:
 		cost := uint64(1)
 		if len(args) == 1 {
 			if s, ok := args[0].(types.String); ok {
@@ -35,11 +38,28 @@ func (c costEstimator) CallCost(function, overloadID string, args []ref.Val, res
 			cost += sizeOf(result)
 		}
 		return &cost
+	case function == operators.Equals && len(args) == 2 && isCELValue(args[0]):
+		// The Kubernetes estimator prices equality of its own types only, and allocates to say
+		// so; cel-go prices the rest.
+		return nil
 	}
 	if cost, ok := listCallCost(overloadID, args, result); ok {
-		return &cost
+		return costOf(cost)
 	}
 	return c.k8s.CallCost(function, overloadID, args, result)
+}
+
+// costOf returns a pointer to cost, allocated only where it is called.
+func costOf(cost uint64) *uint64 { return &cost }
+
+// isCELValue reports whether v has one of CEL's own types, not one of the Kubernetes libraries'.
+func isCELValue(v ref.Val) bool {
+	switch v.Type() {
+	case types.StringType, types.IntType, types.DoubleType, types.BoolType, types.NullType, types.UintType,
+		types.BytesType, types.ListType, types.MapType, types.TimestampType, types.DurationType:
+		return true
+	}
+	return false
 }
 
 // listCallCost prices the functions of ext.Lists. The environment loads version 2 of the library,
