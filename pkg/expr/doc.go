@@ -43,4 +43,12 @@
 // through a non-allocating adapter (celjson.go), list functions are priced without cel-go's
 // per-evaluation tracker map (cost.go), and the deadline is a pooled timer rather than
 // context.WithTimeout (deadline.go). Differential tests hold each shortcut to the reference.
+//
+// cel-go's cost tracking, which every evaluation runs with, makes an evaluation several times
+// slower than an untracked one. What makes steady state cheap is that most evaluations need not
+// run: a reconcile judges every resource it stamped, and most are as they were last time. A Scope
+// over an object with a uid and resourceVersion (read from an API server) takes each program's
+// result from a memo of recent object versions when it has one, and charges its cost as if it had
+// run (memo.go). Only results that hold nothing of the object are remembered, and never one the
+// clock stopped.
 package expr

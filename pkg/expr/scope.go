@@ -19,6 +19,7 @@ type Scope struct {
 	activation objectActivation
 	remaining  uint64
 	budget     uint64
+	results    *objectResults // nil when the object does not say which version it is
 }
 
 // NewScope returns a Scope for object, usually an unstructured object's content, with the default
@@ -32,7 +33,7 @@ func NewScopeWithBudget(object map[string]any, budget uint64) *Scope {
 	if object == nil {
 		object = map[string]any{}
 	}
-	return &Scope{activation: objectActivation{object: object}, remaining: budget, budget: budget}
+	return &Scope{activation: objectActivation{object: object}, remaining: budget, budget: budget, results: memo.forObject(object)}
 }
 
 // Remaining returns the budget the scope has left.
@@ -65,6 +66,9 @@ var callTimeLimit = CELCallTimeLimit
 // per-call cost limit; any other is charged its actual cost afterwards.
 // So one evaluation can overrun the scope's budget by at most the per-call limit, and every later
 // evaluation for the same object fails at once.
+//
+// When the scope's object version was evaluated before, the program's result is taken from the
+// memo and charged as if it had run again, so the budget means the same with or without it.
 func (p *Program) eval(s *Scope) (ref.Val, error) {
 	if s == nil {
 		return nil, &ExpressionError{Expression: p.expression, Kind: ErrEvaluation, Detail: "no object to evaluate against"}
@@ -72,6 +76,23 @@ func (p *Program) eval(s *Scope) (ref.Val, error) {
 	if s.remaining == 0 {
 		return nil, p.budgetError(s)
 	}
+	r, ok := s.results.get(p)
+	if !ok {
+		r = p.run(s)
+		s.results.put(p, r)
+	}
+	if r.stopped {
+		s.charge(r.cost)
+		return nil, r.err
+	}
+	if !s.charge(r.cost) {
+		return nil, p.budgetError(s)
+	}
+	return r.val, r.err
+}
+
+// run evaluates the program over the scope's object once, under its per-call limits.
+func (p *Program) run(s *Scope) outcome {
 	deadline := startDeadline(callTimeLimit)
 	out, details, err := p.program.ContextEval(deadline, &s.activation)
 	timedOut := err != nil && deadline.Err() != nil
@@ -79,28 +100,23 @@ func (p *Program) eval(s *Scope) (ref.Val, error) {
 	var cancelled interpreter.EvalCancelledError
 	switch {
 	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
-		s.charge(CELCallCostLimit)
-		return nil, &ExpressionError{Expression: p.expression, Kind: ErrCostLimitExceeded,
-			Detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}
+		return outcome{stopped: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
+			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}}
 	case timedOut:
 		// An interrupted comprehension evaluates to an error ("operation interrupted") that
 		// cel-go does not type; an error once the time is up is the interruption's, or close
 		// enough to it that calling it a timeout is true.
-		s.charge(CELCallCostLimit)
-		return nil, &ExpressionError{Expression: p.expression, Kind: ErrCostLimitExceeded,
-			Detail: fmt.Sprintf("evaluation stopped after %s", callTimeLimit)}
+		return outcome{stopped: true, timedOut: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
+			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("evaluation stopped after %s", callTimeLimit)}}
 	}
 	var cost uint64
 	if details != nil && details.ActualCost() != nil {
 		cost = *details.ActualCost()
 	}
-	if !s.charge(cost) {
-		return nil, p.budgetError(s)
-	}
 	if err != nil {
-		return nil, p.classify(err)
+		return outcome{cost: cost, err: p.classify(err)}
 	}
-	return out, nil
+	return outcome{cost: cost, val: out}
 }
 
 // charge takes cost from the remaining budget and reports whether it was there to take.
