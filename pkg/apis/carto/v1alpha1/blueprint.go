@@ -109,9 +109,14 @@ type BlueprintStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions hold TemplatesReady (every referenced template exists) and Ready.
+	// Conditions hold TemplatesReady (every referenced template exists) and Ready, and with a
+	// rolloutStrategy RolloutProgressing and RolloutDegraded.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Rollout is the progress of the latest change, with a rolloutStrategy.
+	// +optional
+	Rollout *BlueprintRolloutStatus `json:"rollout,omitempty"`
 }

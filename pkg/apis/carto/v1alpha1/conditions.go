@@ -159,3 +159,37 @@ const (
 	// EventResourceOutputChanged is recorded when a resource's output digest changes.
 	EventResourceOutputChanged = "ResourceOutputChanged"
 )
+
+// Rollout conditions, reasons and events on a blueprint with a rolloutStrategy (DESIGN §9).
+const (
+	// ConditionRolloutProgressing is True while a change is being admitted or soaked.
+	ConditionRolloutProgressing = "RolloutProgressing"
+	// ConditionRolloutDegraded is True while failures stop admission.
+	ConditionRolloutDegraded = "RolloutDegraded"
+
+	// ReasonRolloutProgressing: owners are being admitted or are soaking.
+	ReasonRolloutProgressing = "Progressing"
+	// ReasonRolloutPaused: rolloutStrategy.paused holds new admissions.
+	ReasonRolloutPaused = "Paused"
+	// ReasonRolloutSuperseded: a newer change replaced the one being rolled out.
+	ReasonRolloutSuperseded = "Superseded"
+	// ReasonRolloutComplete: every owner is at the target revision (RolloutProgressing=False).
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonRolloutNotDegraded: failures are within budget (RolloutDegraded=False).
+	ReasonRolloutNotDegraded = "FailuresWithinBudget"
+	// ReasonMaxFailuresBreached: more owners failed than maxFailures allows.
+	ReasonMaxFailuresBreached = "MaxFailuresBreached"
+	// ReasonMandatoryGroupFailed: an owner of a mandatory group failed.
+	ReasonMandatoryGroupFailed = "MandatoryGroupFailed"
+
+	// EventRolloutStarted is recorded when a new target revision starts rolling out.
+	EventRolloutStarted = "RolloutStarted"
+	// EventGroupStarted is recorded when a group's first owners are admitted.
+	EventGroupStarted = "GroupStarted"
+	// EventRolloutSucceeded is recorded when every owner is at the target revision.
+	EventRolloutSucceeded = "RolloutSucceeded"
+	// EventRolloutSuperseded is recorded when a newer change replaces the one rolling out.
+	EventRolloutSuperseded = "RolloutSuperseded"
+	// EventMaxFailuresBreached (Warning) is recorded when failures stop admission.
+	EventMaxFailuresBreached = "MaxFailuresBreached"
+)

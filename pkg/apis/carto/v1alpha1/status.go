@@ -24,6 +24,15 @@ type OwnerStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Resources []ResourceStatus `json:"resources,omitempty"`
+
+	// BlueprintRevision is the revision of the blueprint the owner is realized at, when its
+	// blueprint has a rolloutStrategy.
+	// +optional
+	BlueprintRevision string `json:"blueprintRevision,omitempty"`
+
+	// Rollout is the owner's place in its blueprint's rollout, when it has a rolloutStrategy.
+	// +optional
+	Rollout *OwnerRolloutStatus `json:"rollout,omitempty"`
 }
 
 // ResourceStatus is the status of one resource of an owner's blueprint.

@@ -54,6 +54,12 @@ type ClusterSupplyChainSpec struct {
 	// +optional
 	ServiceAccountRef *ServiceAccountRef `json:"serviceAccountRef,omitempty"`
 
+	// RolloutStrategy rolls a change of the blueprint, or of a template it references, out to
+	// its Workloads group by group, gated by their health (DESIGN §9). Without it, a change
+	// reaches every one at once.
+	// +optional
+	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
+
 	// Resources are the templates to stamp, in order.
 	// +required
 	// +listType=map
