@@ -183,7 +183,7 @@ func (d *decision) admit() bool {
 
 // admitInFlight admits owners in Key order while fewer than maxConcurrency are Progressing.
 func (d *decision) admitInFlight(members []*member) bool {
-	limit := max(scale(d.MaxConcurrency, len(d.members), len(d.members)), 1)
+	limit := d.maxConcurrency(len(d.members))
 	inFlight := count(d.members, isState(v1alpha1.RolloutProgressing))
 	changed := false
 	for _, m := range members {

@@ -95,10 +95,10 @@ func phaseOf(target string, prev *v1alpha1.BlueprintRolloutStatus) phase {
 	case prev == nil || prev.TargetRevision == "":
 		return phase{stable: target, settled: true}
 	case prev.TargetRevision == target:
-		return phase{stable: prev.StableRevision, settled: prev.StableRevision == target}
+		return phase{stable: prev.StableRevision, settled: prev.Complete}
 	}
 	p := phase{stable: prev.StableRevision, started: true}
-	if prev.StableRevision != prev.TargetRevision {
+	if !prev.Complete {
 		p.superseded = prev.TargetRevision
 	}
 	return p

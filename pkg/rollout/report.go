@@ -35,7 +35,7 @@ func (d *decision) plan() Plan {
 		p.Status.Groups = append(p.Status.Groups, v1alpha1.GroupRolloutStatus{Name: name, Counts: counts(d.groups[name])})
 	}
 	if complete {
-		p.Status.StableRevision = d.target
+		p.Status.StableRevision, p.Status.Complete = d.target, true
 	} else if _, m := d.current(); m != nil {
 		p.Status.CurrentGroup = m.group
 	}
@@ -130,14 +130,13 @@ func (d *decision) reached() string {
 
 // where says which part of the rollout is being admitted or soaked.
 func (d *decision) where() string {
-	s, m := d.current()
+	s, _ := d.current()
 	switch {
 	case s == nil:
 		return ""
 	case s.rest && d.Type == v1alpha1.RolloutProgressive:
-		return fmt.Sprintf("%d in flight, maxConcurrency %d, next %s",
-			count(d.members, isState(v1alpha1.RolloutProgressing)),
-			max(scale(d.MaxConcurrency, len(d.members), len(d.members)), 1), m.owner.Key)
+		return fmt.Sprintf("%d in flight, maxConcurrency %d",
+			count(d.members, isState(v1alpha1.RolloutProgressing)), d.maxConcurrency(len(d.members)))
 	case s.rest:
 		return "every owner in no mandatory group admitted"
 	}

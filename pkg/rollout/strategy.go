@@ -105,3 +105,9 @@ func (r *rules) chunks(members []*member) [][]*member {
 	}
 	return out
 }
+
+// maxConcurrency is how many of n owners may be in flight at once: all of them by default, and
+// at least one.
+func (r *rules) maxConcurrency(n int) int {
+	return max(scale(r.MaxConcurrency, n, n), 1)
+}
