@@ -76,6 +76,16 @@ func toApplyR2(g string) func(*rollout.Owner) {
 // failing is Ready=False since five minutes before t0.
 var failing = ready(metav1.ConditionFalse, -5*time.Minute)
 
+// soakingCanary is a canary admitted to r2 at t0+admitted and Ready there since t0+readySince,
+// with a soak of five minutes, before an owner of the rest not yet admitted.
+func soakingCanary(admitted, readySince time.Duration) rollout.Input {
+	return rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
+		Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+			owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", admitted), ready(metav1.ConditionTrue, readySince)),
+			owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
+		}}
+}
+
 func doneOwners(keys ...string) []rollout.Owner {
 	var out []rollout.Owner
 	for _, k := range keys {
@@ -186,29 +196,17 @@ func TestDecide(t *testing.T) {
 			events: []string{"GroupStarted"}, message: "every owner in no mandatory group admitted"},
 	}, {
 		name: "ProgressivePerGroup: the next group waits while the earlier one soaks",
-		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
-			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
-				owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", -3*time.Minute), ready(metav1.ConditionTrue, -2*time.Minute)),
-				owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
-			}},
+		in:   soakingCanary(-3*time.Minute, -2*time.Minute),
 		want: want{states: []v1alpha1.RolloutState{progressing, toApply}, progressing: "True/Progressing",
 			current: "canary", next: ptrAt(3 * time.Minute)},
 	}, {
 		name: "ProgressivePerGroup: a soak is measured from the record when Ready is older",
-		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
-			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
-				owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", -3*time.Minute), ready(metav1.ConditionTrue, -time.Hour)),
-				owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
-			}},
+		in:   soakingCanary(-3*time.Minute, -time.Hour),
 		want: want{states: []v1alpha1.RolloutState{progressing, toApply}, progressing: "True/Progressing",
 			current: "canary", next: ptrAt(2 * time.Minute)},
 	}, {
 		name: "ProgressivePerGroup: the soak over, the next group starts",
-		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
-			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
-				owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", -8*time.Minute), ready(metav1.ConditionTrue, -7*time.Minute)),
-				owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
-			}},
+		in:   soakingCanary(-8*time.Minute, -7*time.Minute),
 		want: want{states: []v1alpha1.RolloutState{succeeded, progressing}, progressing: "True/Progressing",
 			events: []string{"GroupStarted"}, current: "rest", message: "group rest, chunk 1 of 1"},
 	}, {
