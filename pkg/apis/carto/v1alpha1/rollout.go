@@ -150,6 +150,12 @@ type BlueprintRolloutStatus struct {
 	// +optional
 	TargetRevision string `json:"targetRevision,omitempty"`
 
+	// Complete is true once TargetRevision has reached every owner (StableRevision is then
+	// TargetRevision). It tells a finished rollout from one that reverts to the stable revision,
+	// where StableRevision equals TargetRevision too.
+	// +optional
+	Complete bool `json:"complete,omitempty"`
+
 	// CurrentGroup is the group being admitted.
 	// +optional
 	CurrentGroup string `json:"currentGroup,omitempty"`

@@ -1,0 +1,200 @@
+package rollout
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// maxFailedOwners is how many failed owners status.rollout names.
+const maxFailedOwners = 20
+
+func (d *decision) plan() Plan {
+	stopped := d.failures()
+	// A rollout is complete when every owner is admitted, final and failures are within budget:
+	// a rollout stopped by failures has not reached every owner, whatever their states.
+	complete := d.settled || (allFinal(d.members) && stopped.reason == "")
+	p := Plan{
+		Owners: make([]v1alpha1.OwnerRolloutStatus, len(d.members)),
+		Status: v1alpha1.BlueprintRolloutStatus{
+			StableRevision: d.stable,
+			TargetRevision: d.target,
+			Counts:         counts(d.members),
+			FailedOwners:   d.failedOwners(),
+			NextCheckTime:  d.nextCheck(),
+		},
+	}
+	for i, m := range d.members {
+		p.Owners[i] = m.rec
+	}
+	for _, name := range d.groupNames() {
+		p.Status.Groups = append(p.Status.Groups, v1alpha1.GroupRolloutStatus{Name: name, Counts: counts(d.groups[name])})
+	}
+	if complete {
+		p.Status.StableRevision, p.Status.Complete = d.target, true
+	} else if _, m := d.current(); m != nil {
+		p.Status.CurrentGroup = m.group
+	}
+	p.Progressing = d.progressing(complete, stopped)
+	p.Degraded = degraded(complete, stopped)
+	p.Events = d.events(complete, stopped)
+	return p
+}
+
+func counts(members []*member) v1alpha1.RolloutCounts {
+	var c v1alpha1.RolloutCounts
+	for _, m := range members {
+		switch m.rec.State {
+		case v1alpha1.RolloutToApply:
+			c.ToApply++
+		case v1alpha1.RolloutProgressing:
+			c.Progressing++
+		case v1alpha1.RolloutSucceeded:
+			c.Succeeded++
+		case v1alpha1.RolloutFailed:
+			c.Failed++
+		case v1alpha1.RolloutTimeOut:
+			c.TimeOut++
+		case v1alpha1.RolloutSkip:
+			c.Skip++
+		}
+	}
+	return c
+}
+
+func (d *decision) failedOwners() []string {
+	var keys []string
+	for _, m := range d.byKey {
+		if isFailure(m) && len(keys) < maxFailedOwners {
+			keys = append(keys, m.owner.Key)
+		}
+	}
+	return keys
+}
+
+// current is the first segment, in admission order, with an owner not yet admitted or not yet
+// final, and that owner.
+func (d *decision) current() (*segment, *member) {
+	for i := range d.order {
+		for _, m := range d.order[i].members {
+			if !isFinal(m) {
+				return &d.order[i], m
+			}
+		}
+	}
+	return nil, nil
+}
+
+func (d *decision) progressing(complete bool, stopped verdict) metav1.Condition {
+	c := metav1.Condition{Type: v1alpha1.ConditionRolloutProgressing}
+	n := len(d.members)
+	var parts []string
+	switch {
+	case complete:
+		c.Status, c.Reason = metav1.ConditionFalse, v1alpha1.ReasonRolloutComplete
+		parts = append(parts, d.reached())
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.ReasonRolloutProgressing
+		if d.superseded != "" {
+			c.Reason = v1alpha1.ReasonRolloutSuperseded
+			parts = append(parts, fmt.Sprintf("revision %s supersedes revision %s", d.target, d.superseded))
+		} else if d.Paused {
+			c.Reason = v1alpha1.ReasonRolloutPaused
+		}
+		if d.Paused {
+			parts = append(parts, "paused")
+		}
+		parts = append(parts, fmt.Sprintf("%d of %d owners succeeded at revision %s",
+			count(d.members, isState(v1alpha1.RolloutSucceeded)), n, d.target))
+		if where := d.where(); where != "" {
+			parts = append(parts, where)
+		}
+		if stopped.reason != "" {
+			parts = append(parts, "admission stopped: "+stopped.message)
+		}
+	}
+	c.Message = strings.Join(append(parts, d.problems...), "; ")
+	return c
+}
+
+// reached says that the target reached every owner, and how they fare.
+func (d *decision) reached() string {
+	cs := counts(d.members)
+	return fmt.Sprintf("revision %s reached all %d owners: %d succeeded, %d in progress, %d failed, %d skipped",
+		d.target, len(d.members), cs.Succeeded, cs.Progressing, cs.Failed+cs.TimeOut, cs.Skip)
+}
+
+// where says which part of the rollout is being admitted or soaked.
+func (d *decision) where() string {
+	s, _ := d.current()
+	switch {
+	case s == nil:
+		return ""
+	case s.rest && d.Type == v1alpha1.RolloutProgressive:
+		return fmt.Sprintf("%d in flight, maxConcurrency %d",
+			count(d.members, isState(v1alpha1.RolloutProgressing)), d.maxConcurrency(len(d.members)))
+	case s.rest:
+		return "every owner in no mandatory group admitted"
+	}
+	return fmt.Sprintf("%s, chunk %d of %d", groupLabel(s.group), s.chunk, s.chunks)
+}
+
+func degraded(complete bool, stopped verdict) metav1.Condition {
+	if complete || stopped.reason == "" {
+		return metav1.Condition{Type: v1alpha1.ConditionRolloutDegraded, Status: metav1.ConditionFalse,
+			Reason: v1alpha1.ReasonRolloutNotDegraded, Message: "failures are within maxFailures"}
+	}
+	return metav1.Condition{Type: v1alpha1.ConditionRolloutDegraded, Status: metav1.ConditionTrue,
+		Reason: stopped.reason, Message: stopped.message}
+}
+
+// events are the transitions of this decision, each read as a difference between the input and
+// the plan, so a replay records none.
+func (d *decision) events(complete bool, stopped verdict) []Event {
+	if d.settled {
+		return nil
+	}
+	var events []Event
+	add := func(warning bool, reason, format string, args ...any) {
+		events = append(events, Event{Warning: warning, Reason: reason, Message: fmt.Sprintf(format, args...)})
+	}
+	if d.superseded != "" {
+		add(false, v1alpha1.EventRolloutSuperseded, "revision %s supersedes revision %s, which had not reached every owner", d.target, d.superseded)
+	}
+	if d.started {
+		add(false, v1alpha1.EventRolloutStarted, "rolling out revision %s to %d owners; the stable revision is %s", d.target, len(d.members), d.stable)
+	}
+	for _, name := range d.startedGroups() {
+		ms := d.groups[name]
+		add(false, v1alpha1.EventGroupStarted, "%s started: %d of %d owners admitted", groupLabel(name),
+			len(ms)-count(ms, isState(v1alpha1.RolloutToApply)), len(ms))
+	}
+	if stopped.reason == v1alpha1.ReasonMaxFailuresBreached && d.before.reason != v1alpha1.ReasonMaxFailuresBreached {
+		add(true, v1alpha1.EventMaxFailuresBreached, "admission stopped: %s", stopped.message)
+	}
+	if complete {
+		add(false, v1alpha1.EventRolloutSucceeded, "%s", d.reached())
+	}
+	return events
+}
+
+// startedGroups are the groups, in admission order, whose first owners the rollout reached in this
+// decision: none of their owners was admitted before and some are now, by their turn.
+func (d *decision) startedGroups() []string {
+	var names []string
+	for _, s := range d.order {
+		for _, m := range s.members {
+			if !m.byTurn || slices.Contains(names, m.group) {
+				continue
+			}
+			if !slices.ContainsFunc(d.groups[m.group], func(o *member) bool { return o.wasAdmitted }) {
+				names = append(names, m.group)
+			}
+		}
+	}
+	return names
+}
