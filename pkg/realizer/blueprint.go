@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,20 +18,36 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/rollout"
 )
 
 // BlueprintReconciler reports whether a blueprint's templates exist: conditions
-// TemplatesReady and Ready. One instance serves each blueprint kind (ClusterSupplyChain,
+// TemplatesReady and Ready. With a rolloutStrategy it also runs the blueprint's rollout
+// (rollout.go). One instance serves each blueprint kind (ClusterSupplyChain,
 // ClusterDelivery).
 type BlueprintReconciler struct {
-	client client.Client
-	kind   *blueprintKind
+	client   client.Client
+	kind     *blueprintKind
+	recorder record.EventRecorder
+	now      func() metav1.Time
 }
 
 // SetupWithManager registers the reconciler; a template change re-queues the blueprints
 // that reference it, found through the template index.
 func (r *BlueprintReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(r.kind.kind)).For(r.kind.newObject())
+	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(r.kind.kind)).For(r.kind.newObject()).
+		// An owner's change moves its blueprint's rollout, if it has one.
+		Watches(r.ownerKind().newObject(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+			ref := o.(v1alpha1.Owner).GetBlueprintRef()
+			if ref == nil || ref.Kind != r.kind.kind {
+				return nil
+			}
+			bp := r.kind.newObject()
+			if r.client.Get(ctx, client.ObjectKey{Name: ref.Name}, bp) != nil || r.kind.of(bp).strategy == nil {
+				return nil
+			}
+			return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: ref.Name}}}
+		}))
 	for kind, newObj := range templateKinds {
 		b = b.Watches(newObj(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			var reqs []ctrl.Request
@@ -51,8 +69,10 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	orig := obj.DeepCopyObject().(client.Object)
 	bp := r.kind.of(obj)
 	var missing []string // resources, in spec order
+	var templates []client.Object
+	seen := map[templateRef]bool{}
 	for _, ref := range bp.templateRefs() {
-		if slices.Contains(missing, ref.resource) {
+		if slices.Contains(missing, ref.resource) || seen[ref.template] {
 			continue
 		}
 		tpl, err := newTemplate(ref.template.kind)
@@ -65,15 +85,43 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 				return ctrl.Result{}, err
 			}
 			missing = append(missing, ref.resource)
+			continue
+		}
+		seen[ref.template] = true
+		templates = append(templates, tpl)
+	}
+	now := r.now()
+	var plan *rollout.Plan
+	if bp.strategy != nil {
+		var err error
+		if plan, err = r.rollout(ctx, obj, bp, templates, len(missing) == 0, now.Time); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 	prev := bp.status.DeepCopy()
 	bp.status.ObservedGeneration = bp.generation
-	bp.status.Conditions = mergeConditions(prev.Conditions, blueprintConditions(missing, bp.generation), metav1.Now())
-	if equality.Semantic.DeepEqual(prev, bp.status) {
-		return ctrl.Result{}, nil
+	bp.status.Conditions = mergeConditions(prev.Conditions, append(blueprintConditions(missing, bp.generation), rolloutConditions(plan, bp.generation)...), now)
+	bp.status.Rollout = nil
+	if plan != nil {
+		bp.status.Rollout = &plan.Status
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.client.Status().Patch(ctx, obj, client.MergeFrom(orig)))
+	result := ctrl.Result{RequeueAfter: nextCheck(plan, now.Time)}
+	if equality.Semantic.DeepEqual(prev, bp.status) {
+		return result, nil
+	}
+	if err := r.client.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if plan != nil {
+		for _, e := range plan.Events {
+			kind := corev1.EventTypeNormal
+			if e.Warning {
+				kind = corev1.EventTypeWarning
+			}
+			r.recorder.Event(obj, kind, e.Reason, e.Message)
+		}
+	}
+	return result, nil
 }
 
 // blueprintConditions is TemplatesReady and Ready, given the resources whose template is

@@ -1,7 +1,10 @@
 package realizer
 
 import (
+	"encoding/json"
+
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,6 +52,11 @@ type blueprintKind struct {
 	newList       func() client.ObjectList
 	// of views a blueprint object of this kind as a blueprint.
 	of func(client.Object) *blueprint
+	// withSpec makes a blueprint object of this kind named name with the spec in raw JSON,
+	// as a revision holds it.
+	withSpec func(name string, raw []byte) (client.Object, error)
+	// specOf is a blueprint object's spec without its rolloutStrategy: what a revision holds.
+	specOf func(client.Object) any
 }
 
 // items views every item of a list of this kind as a blueprint.
@@ -97,6 +105,15 @@ var supplyChainKind = &blueprintKind{
 	newObject:     func() client.Object { return &v1alpha1.ClusterSupplyChain{} },
 	newList:       func() client.ObjectList { return &v1alpha1.ClusterSupplyChainList{} },
 	of:            func(o client.Object) *blueprint { return supplyChainBlueprint(o.(*v1alpha1.ClusterSupplyChain)) },
+	withSpec: func(name string, raw []byte) (client.Object, error) {
+		sc := &v1alpha1.ClusterSupplyChain{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		return sc, json.Unmarshal(raw, &sc.Spec)
+	},
+	specOf: func(o client.Object) any {
+		spec := o.(*v1alpha1.ClusterSupplyChain).Spec
+		spec.RolloutStrategy = nil
+		return spec
+	},
 }
 
 var deliveryKind = &blueprintKind{
@@ -105,6 +122,15 @@ var deliveryKind = &blueprintKind{
 	newObject:     func() client.Object { return &v1alpha1.ClusterDelivery{} },
 	newList:       func() client.ObjectList { return &v1alpha1.ClusterDeliveryList{} },
 	of:            func(o client.Object) *blueprint { return deliveryBlueprint(o.(*v1alpha1.ClusterDelivery)) },
+	withSpec: func(name string, raw []byte) (client.Object, error) {
+		d := &v1alpha1.ClusterDelivery{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		return d, json.Unmarshal(raw, &d.Spec)
+	},
+	specOf: func(o client.Object) any {
+		spec := o.(*v1alpha1.ClusterDelivery).Spec
+		spec.RolloutStrategy = nil
+		return spec
+	},
 }
 
 // blueprintKinds are every blueprint kind, each served by its own instance of the one
@@ -121,6 +147,12 @@ type blueprint struct {
 	params            []v1alpha1.BlueprintParam
 	serviceAccountRef *v1alpha1.ServiceAccountRef
 	resources         []resourceSpec
+	// strategy is the blueprint's rolloutStrategy, nil without one.
+	strategy *v1alpha1.RolloutStrategy
+	// revision is the revision the blueprint was read from, and templates the templates
+	// it holds; both are empty for a blueprint read as it is now.
+	revision  string
+	templates map[templateRef]client.Object
 }
 
 // resourceSpec is one resource of a blueprint, whichever kind of blueprint declared it.
@@ -140,7 +172,9 @@ func supplyChainBlueprint(sc *v1alpha1.ClusterSupplyChain) *blueprint {
 	bp := &blueprint{
 		kind: v1alpha1.KindClusterSupplyChain, name: sc.Name, generation: sc.Generation, status: &sc.Status,
 		selector: sc.Spec.OwnerSelector, params: sc.Spec.Params, serviceAccountRef: sc.Spec.ServiceAccountRef,
+		strategy: sc.Spec.RolloutStrategy,
 	}
+
 	for _, r := range sc.Spec.Resources {
 		bp.resources = append(bp.resources, resourceSpec{
 			name: r.Name, templateKind: r.TemplateRef.Kind, templateName: r.TemplateRef.Name, options: r.TemplateRef.Options,
@@ -154,7 +188,9 @@ func deliveryBlueprint(d *v1alpha1.ClusterDelivery) *blueprint {
 	bp := &blueprint{
 		kind: v1alpha1.KindClusterDelivery, name: d.Name, generation: d.Generation, status: &d.Status,
 		selector: d.Spec.OwnerSelector, params: d.Spec.Params, serviceAccountRef: d.Spec.ServiceAccountRef,
+		strategy: d.Spec.RolloutStrategy,
 	}
+
 	for _, r := range d.Spec.Resources {
 		bp.resources = append(bp.resources, resourceSpec{
 			name: r.Name, templateKind: r.TemplateRef.Kind, templateName: r.TemplateRef.Name, options: r.TemplateRef.Options,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,10 +23,12 @@ import (
 // ServiceAccount, so the manager only reads them (any kind a template may stamp,
 // hence the wildcard, always through label-filtered informers), reads carto.run
 // kinds, writes their status, impersonates service accounts, records events and
-// deletes owners whose ttlSecondsAfterFinished has passed.
+// deletes owners whose ttlSecondsAfterFinished has passed; it creates and deletes the
+// revisions of blueprints with a rolloutStrategy.
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 // +kubebuilder:rbac:groups=carto.run,resources=clustersupplychains/status;clusterdeliveries/status;clustersourcetemplates/status;clusterimagetemplates/status;clusterconfigtemplates/status;clusterdeploymenttemplates/status;clustertemplates/status;workloads/status;deliverables/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=carto.run,resources=workloads;deliverables,verbs=delete
+// +kubebuilder:rbac:groups=carto.run,resources=blueprintrevisions,verbs=create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 
@@ -42,6 +45,7 @@ func CacheOptions() cache.Options {
 		&v1alpha1.Deliverable{}:        everything,
 		&v1alpha1.ClusterSupplyChain{}: everything,
 		&v1alpha1.ClusterDelivery{}:    everything,
+		&v1alpha1.BlueprintRevision{}:  everything,
 		crdObject():                    everything, // metadata only: a deleted CRD drops its kinds' informers
 	}
 	for _, newObj := range templateKinds {
@@ -72,7 +76,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 		return err
 	}
 	for _, kind := range blueprintKinds {
-		if err := (&BlueprintReconciler{client: mgr.GetClient(), kind: kind}).SetupWithManager(mgr); err != nil {
+		if err := (&BlueprintReconciler{client: mgr.GetClient(), kind: kind, recorder: mgr.GetEventRecorderFor("surveyor"), now: metav1.Now}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

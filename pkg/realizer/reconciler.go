@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/rollout"
 )
 
 // FieldManager is the server-side-apply field manager of every stamped object.
@@ -82,7 +83,7 @@ func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named(k.name).For(k.newObject()).
 		Watches(k.blueprint.newObject(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			return ownersForBlueprint(ctx, r.client, k, k.blueprint.of(o))
-		}))
+		}), builder.WithPredicates(rolloutStatusChanged(k.blueprint)))
 	// Owners read a template's spec, never its status, so the template reconciler's
 	// status writes re-queue nothing.
 	for kind, newObj := range templateKinds {
@@ -224,6 +225,13 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 		return obs, nil
 	}
 
+	if bp.strategy != nil {
+		if bp, err = r.pinned(ctx, owner, bp); err != nil {
+			return nil, err
+		}
+		obs.revision = bp.revision
+	}
+
 	saNamespace, saName := serviceAccount(owner, bp)
 	cl, err := r.imp.clientFor(saNamespace, saName)
 	if err != nil {
@@ -248,6 +256,27 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 		rz.prune(obs.resources)
 	}
 	return obs, transient
+}
+
+// pinned is the blueprint as the revision the owner is pinned to holds it (DESIGN §9), or
+// as it is now while the blueprint has no revision yet.
+func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *blueprint) (*blueprint, error) {
+	st := owner.GetOwnerStatus()
+	name := rollout.PinnedRevision(st.Rollout, st.BlueprintRevision, bp.status.Rollout)
+	if name == "" {
+		return bp, nil
+	}
+	rev := &v1alpha1.BlueprintRevision{}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, rev); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted by hand: nothing can stamp it any more, the owner follows the
+			// blueprint as it is now until it is admitted to a revision again.
+			logf.FromContext(ctx).Info("pinned revision not found; realizing the blueprint as it is", "revision", name)
+			return bp, nil
+		}
+		return nil, err
+	}
+	return blueprintAt(r.kind.blueprint, bp, rev)
 }
 
 // serviceAccount is the identity stamping runs as: the owner's, else the blueprint's

@@ -88,7 +88,7 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 		// The object stamped before, if any, is still there and still judged, by its
 		// own template when this pass did not get as far as reading one.
 		if ref := out.status.TemplateRef; tpl.spec == nil && ref != nil {
-			if obj, err := newTemplate(ref.Kind); err == nil && rz.r.client.Get(rz.ctx, client.ObjectKey{Name: ref.Name}, obj) == nil {
+			if obj, err := rz.template(ref.Kind, ref.Name); err == nil {
 				tpl = templateOf(obj)
 			}
 		}
@@ -122,11 +122,11 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 	}
 	out.status.TemplateRef = &v1alpha1.TemplateReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: res.templateKind, Name: name}
 
-	tplObj, err := newTemplate(res.templateKind)
-	if err != nil {
+	tplObj, err := rz.template(res.templateKind, name)
+	if errors.Is(err, errUnknownTemplateKind) {
 		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.templateKind, name, err))
 	}
-	if err := rz.r.client.Get(rz.ctx, client.ObjectKey{Name: name}, tplObj); err != nil {
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: not found", res.templateKind, name))
 		}
@@ -228,8 +228,8 @@ func (rz *realization) observeOnly(res *resourceSpec, prev *v1alpha1.ResourceSta
 	if prev.StampedRef == nil || prev.TemplateRef == nil || was == nil {
 		return frozen(prev)
 	}
-	tplObj, err := newTemplate(res.templateKind)
-	if err != nil || rz.r.client.Get(rz.ctx, client.ObjectKey{Name: prev.TemplateRef.Name}, tplObj) != nil {
+	tplObj, err := rz.template(res.templateKind, prev.TemplateRef.Name)
+	if err != nil {
 		return frozen(prev)
 	}
 	live := rz.live(prev.StampedRef)

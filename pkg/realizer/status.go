@@ -16,7 +16,10 @@ import (
 type observation struct {
 	blueprint    metav1.Condition // SupplyChainReady or DeliveryReady
 	blueprintRef *v1alpha1.BlueprintReference
-	resources    []*resourceResult
+	// revision is the blueprint revision the resources were realized at, empty for a
+	// blueprint without a rolloutStrategy.
+	revision  string
+	resources []*resourceResult
 	// keepResources is set when nothing was realized (no usable blueprint): the
 	// previous resource entries stay, so their objects can still be pruned later.
 	keepResources bool
@@ -26,9 +29,14 @@ type observation struct {
 // previous status (for transition times and the last good generation), what was
 // observed, the owner's generation and the time.
 func ownerStatus(kind *ownerKind, prev *v1alpha1.OwnerStatus, obs *observation, generation int64, now metav1.Time) v1alpha1.OwnerStatus {
-	st := v1alpha1.OwnerStatus{ObservedGeneration: generation}
+	st := v1alpha1.OwnerStatus{ObservedGeneration: generation, BlueprintRevision: obs.revision}
+	if obs.revision != "" {
+		// The rollout record is the blueprint reconciler's to write; it is kept as it was.
+		st.Rollout = prev.Rollout
+	}
 	bp := withGeneration(obs.blueprint, generation)
 	if obs.keepResources {
+		st.BlueprintRevision, st.Rollout = prev.BlueprintRevision, prev.Rollout
 		// No blueprint to realize: there are no resources to submit or judge, so the
 		// owner has only its blueprint condition, Ready (which copies it) and
 		// Available, as in Cartographer. Resource entries and rule conditions stay as

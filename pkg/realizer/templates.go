@@ -1,6 +1,7 @@
 package realizer
 
 import (
+	"errors"
 	"fmt"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,10 +35,13 @@ type template struct {
 	deployment *v1alpha1.ClusterDeploymentTemplateSpec
 }
 
+// errUnknownTemplateKind is a templateRef kind that is no template kind.
+var errUnknownTemplateKind = errors.New("unknown template kind")
+
 func newTemplate(kind string) (client.Object, error) {
 	newObj, ok := templateKinds[kind]
 	if !ok {
-		return nil, fmt.Errorf("unknown template kind %q", kind)
+		return nil, fmt.Errorf("%w %q", errUnknownTemplateKind, kind)
 	}
 	return newObj(), nil
 }

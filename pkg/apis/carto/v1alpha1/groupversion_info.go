@@ -40,6 +40,8 @@ const (
 	KindWorkload = "Workload"
 	// KindDeliverable is the kind of Deliverable.
 	KindDeliverable = "Deliverable"
+	// KindBlueprintRevision is the kind of BlueprintRevision.
+	KindBlueprintRevision = "BlueprintRevision"
 )
 
 // Resource returns the group-qualified resource for a plural resource name of this group,
@@ -61,6 +63,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ClusterDelivery{}, &ClusterDeliveryList{},
 		&Workload{}, &WorkloadList{},
 		&Deliverable{}, &DeliverableList{},
+		&BlueprintRevision{}, &BlueprintRevisionList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

@@ -22,3 +22,11 @@ const (
 	// LabelClusterTemplateName is the name of the template the object was stamped from.
 	LabelClusterTemplateName = "carto.run/cluster-template-name"
 )
+
+// Label keys on a BlueprintRevision, naming the blueprint it is a snapshot of.
+const (
+	// LabelBlueprintKind is the blueprint's kind, ClusterSupplyChain or ClusterDelivery.
+	LabelBlueprintKind = "carto.run/blueprint-kind"
+	// LabelBlueprintName is the blueprint's name.
+	LabelBlueprintName = "carto.run/blueprint-name"
+)

@@ -1,0 +1,202 @@
+package realizer
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/rollout"
+)
+
+// keepRevisions is how many of a blueprint's newest revisions are kept even when no owner is
+// pinned to them, so that a revert finds its revision still there.
+const keepRevisions = 10
+
+// rollout runs a blueprint's rollout (DESIGN §9): it snapshots the blueprint into its current
+// revision (when every template it references exists; otherwise the last target stays),
+// decides with pkg/rollout which owners are admitted to it, pins them through their status,
+// and deletes revisions nothing needs. It returns the plan, whose status, conditions and events
+// the caller writes, or nil when there is no revision to roll out yet.
+func (r *BlueprintReconciler) rollout(ctx context.Context, obj client.Object, bp *blueprint, templates []client.Object, complete bool, now time.Time) (*rollout.Plan, error) {
+	var target string
+	if bp.status.Rollout != nil {
+		target = bp.status.Rollout.TargetRevision
+	}
+	if complete {
+		rev, err := newRevision(r.kind, obj, templates)
+		if err != nil {
+			return nil, err
+		}
+		if err := ensureRevision(ctx, r.client, obj, rev); err != nil {
+			return nil, err
+		}
+		target = rev.Name
+	}
+	if target == "" {
+		return nil, nil
+	}
+	owners, err := r.owners(ctx, bp)
+	if err != nil {
+		return nil, err
+	}
+	in := rollout.Input{Strategy: *bp.strategy, Target: target, Previous: bp.status.Rollout, Now: now}
+	for _, o := range owners {
+		st := o.GetOwnerStatus()
+		in.Owners = append(in.Owners, rollout.Owner{
+			Key: o.GetNamespace() + "/" + o.GetName(), Labels: o.GetLabels(), Generation: o.GetGeneration(),
+			Running: st.BlueprintRevision, Record: st.Rollout, Ready: meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady),
+		})
+	}
+	plan := rollout.Decide(in)
+	for i, o := range owners {
+		if err := r.pin(ctx, o, plan.Owners[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.collectRevisions(ctx, bp, owners, plan.Status); err != nil {
+		return nil, err
+	}
+	return &plan, nil
+}
+
+// owners are the owners realized with the blueprint, sorted by namespace/name.
+func (r *BlueprintReconciler) owners(ctx context.Context, bp *blueprint) ([]v1alpha1.Owner, error) {
+	ok := r.ownerKind()
+	list := ok.newList()
+	if err := r.client.List(ctx, list, client.MatchingFields{indexBlueprint: bp.name}); err != nil {
+		return nil, err
+	}
+	var owners []v1alpha1.Owner
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		owner := o.(v1alpha1.Owner)
+		if ref := owner.GetBlueprintRef(); ref != nil && ref.Kind == bp.kind && owner.GetDeletionTimestamp().IsZero() {
+			owners = append(owners, owner)
+		}
+		return nil
+	})
+	slices.SortFunc(owners, func(a, b v1alpha1.Owner) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
+	return owners, nil
+}
+
+// ownerKind is the kind of owner this reconciler's blueprints realize.
+func (r *BlueprintReconciler) ownerKind() *ownerKind {
+	for _, ok := range ownerKinds {
+		if ok.blueprint == r.kind {
+			return ok
+		}
+	}
+	panic("no owner kind for " + r.kind.kind) // ownerKinds and blueprintKinds are declared together
+}
+
+// pin writes an owner's rollout record when it changed. The owner reconciler stamps from the
+// revision the record pins (rollout.PinnedRevision) and keeps the record as it is. A conflict
+// or a deleted owner is left to the owner's next event, which re-queues the blueprint.
+func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, record v1alpha1.OwnerRolloutStatus) error {
+	if equality.Semantic.DeepEqual(owner.GetOwnerStatus().Rollout, &record) {
+		return nil
+	}
+	orig := owner.DeepCopyObject().(client.Object)
+	owner.GetOwnerStatus().Rollout = &record
+	err := r.client.Status().Patch(ctx, owner, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("recording the rollout of %s %s/%s: %w", owner.GetObjectKind().GroupVersionKind().Kind, owner.GetNamespace(), owner.GetName(), err)
+	}
+	return nil
+}
+
+// collectRevisions deletes the blueprint's revisions that no owner runs or is pinned to, that
+// are neither the stable nor the target revision, and that are older than the newest
+// keepRevisions.
+func (r *BlueprintReconciler) collectRevisions(ctx context.Context, bp *blueprint, owners []v1alpha1.Owner, status v1alpha1.BlueprintRolloutStatus) error {
+	list := &v1alpha1.BlueprintRevisionList{}
+	if err := r.client.List(ctx, list, client.MatchingLabels{v1alpha1.LabelBlueprintKind: bp.kind, v1alpha1.LabelBlueprintName: bp.name}); err != nil {
+		return err
+	}
+	if len(list.Items) <= keepRevisions {
+		return nil
+	}
+	needed := map[string]bool{status.StableRevision: true, status.TargetRevision: true}
+	for _, o := range owners {
+		st := o.GetOwnerStatus()
+		needed[st.BlueprintRevision] = true
+		if st.Rollout != nil {
+			needed[st.Rollout.Revision] = true
+		}
+	}
+	revs := list.Items
+	slices.SortFunc(revs, func(a, b v1alpha1.BlueprintRevision) int {
+		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(b.Name, a.Name))
+	})
+	for _, rev := range revs[keepRevisions:] {
+		if needed[rev.Name] {
+			continue
+		}
+		if err := r.client.Delete(ctx, &rev, client.Preconditions{UID: &rev.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting revision %s: %w", rev.Name, err)
+		}
+	}
+	return nil
+}
+
+// rolloutStatusChanged lets an owner reconciler see a blueprint's change unless only its
+// rollout's progress changed: owners read the blueprint's spec, conditions and stable
+// revision, and each rollout step would otherwise re-queue every owner of the blueprint.
+func rolloutStatusChanged(bk *blueprintKind) predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
+			return true
+		}
+		return !equality.Semantic.DeepEqual(ownerVisibleStatus(bk.of(e.ObjectOld).status), ownerVisibleStatus(bk.of(e.ObjectNew).status))
+	}}
+}
+
+// ownerVisibleStatus is the part of a blueprint's status owners read.
+func ownerVisibleStatus(st *v1alpha1.BlueprintStatus) v1alpha1.BlueprintStatus {
+	out := v1alpha1.BlueprintStatus{ObservedGeneration: st.ObservedGeneration}
+	for _, c := range st.Conditions {
+		if c.Type != v1alpha1.ConditionRolloutProgressing && c.Type != v1alpha1.ConditionRolloutDegraded {
+			out.Conditions = append(out.Conditions, c)
+		}
+	}
+	if st.Rollout != nil {
+		out.Rollout = &v1alpha1.BlueprintRolloutStatus{StableRevision: st.Rollout.StableRevision}
+	}
+	return out
+}
+
+// nextCheck is how long until the plan wants another look, zero for none.
+func nextCheck(plan *rollout.Plan, now time.Time) time.Duration {
+	if plan == nil || plan.Status.NextCheckTime == nil {
+		return 0
+	}
+	return max(plan.Status.NextCheckTime.Sub(now), time.Second)
+}
+
+// rolloutConditions are the plan's conditions at the blueprint's generation.
+func rolloutConditions(plan *rollout.Plan, generation int64) []metav1.Condition {
+	if plan == nil {
+		return nil
+	}
+	out := []metav1.Condition{plan.Progressing, plan.Degraded}
+	for i := range out {
+		out[i].ObservedGeneration = generation
+	}
+	return out
+}
