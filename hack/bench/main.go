@@ -14,7 +14,10 @@
 //  4. at rest: the controller's requests and writes over a window with nothing changing;
 //  5. propagation: K stamped objects flipped unhealthy and back, one at a time, timing
 //     each until the Workload's ResourcesHealthy follows;
-//  6. isolation: 20,000 unrelated ConfigMaps in another namespace, and the controller's
+//  6. rollout: rolloutStrategy type All set on the supply chain, then a template change
+//     that alters one stamped object per Workload, counting applies and status writes
+//     until the rollout is complete;
+//  7. isolation: 20,000 unrelated ConfigMaps in another namespace, and the controller's
 //     RSS before and after.
 //
 // It prints tables and writes bench/results/<date>.json, with profiles under
@@ -61,6 +64,7 @@ type options struct {
 	skipRest            bool
 	skipPropagation     bool
 	skipIsolation       bool
+	skipRollout         bool
 	profile             bool
 	out, dir            string
 	verbose             bool
@@ -93,6 +97,7 @@ func parseFlags() (*options, map[string]any, error) {
 	flag.BoolVar(&o.skipRest, "skip-rest", false, "skip the at-rest window")
 	flag.BoolVar(&o.skipPropagation, "skip-propagation", false, "skip the propagation probe")
 	flag.BoolVar(&o.skipIsolation, "skip-isolation", false, "skip the isolation probe")
+	flag.BoolVar(&o.skipRollout, "skip-rollout", false, "skip the rollout of a template change (rolloutStrategy type All)")
 	flag.BoolVar(&o.profile, "profile", true, "take the controller's CPU profile while converging, and its heap profile after")
 	flag.StringVar(&o.out, "out", "bench/results", "directory for results")
 	flag.StringVar(&o.dir, "dir", "", "keep the cluster's working directory (logs, etcd) here instead of a temporary one")
@@ -263,6 +268,14 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 		if r.Propagation, err = e.propagate(ctx, t, n); err != nil {
 			return nil, err
 		}
+	}
+	if !opts.skipRollout {
+		logf("rollout: rolloutStrategy type All, then a template change to %d Workloads", n)
+		if r.Rollout, err = e.rollout(ctx, n); err != nil {
+			return nil, err
+		}
+		logf("rollout: %.1f s; %.2f applies per changed object, %.2f status writes per Workload",
+			r.Rollout.Seconds, r.Rollout.AppliesPerChangedObject, r.Rollout.StatusWritesPerWorkload)
 	}
 	if !opts.skipIsolation {
 		logf("isolation: %d unrelated ConfigMaps", opts.isolation)

@@ -22,6 +22,7 @@ type runResult struct {
 	Settle      *settleResult      `json:"settle,omitempty"`
 	Rest        *restResult        `json:"rest,omitempty"`
 	Propagation *propagationResult `json:"propagation,omitempty"`
+	Rollout     *rolloutResult     `json:"rollout,omitempty"`
 	Isolation   *isolationResult   `json:"isolation,omitempty"`
 	Profile     *profileResult     `json:"profile,omitempty"`
 }
@@ -132,6 +133,22 @@ var figureDefs = []figureDef{
 			return r.Propagation.P99Ms, true
 		},
 		met: func(v float64) bool { return v < 100 }},
+	{key: "rolloutApplies", label: "Rollout (type All): applies per changed stamped object", unit: "", target: "≤ 1",
+		value: func(r *runResult) (float64, bool) {
+			if r.Rollout == nil {
+				return 0, false
+			}
+			return r.Rollout.AppliesPerChangedObject, true
+		},
+		met: func(v float64) bool { return v <= 1 }},
+	{key: "rolloutStatusWrites", label: "Rollout (type All): status writes per Workload", unit: "", target: "≤ 1",
+		value: func(r *runResult) (float64, bool) {
+			if r.Rollout == nil {
+				return 0, false
+			}
+			return r.Rollout.StatusWritesPerWorkload, true
+		},
+		met: func(v float64) bool { return v <= 1 }},
 	{key: "isolationRSS", label: "RSS change with unrelated ConfigMaps", unit: "MiB", target: "< 10 MiB",
 		value: func(r *runResult) (float64, bool) {
 			if r.Isolation == nil {
@@ -283,6 +300,10 @@ func printDetails(w io.Writer, r *runResult) {
 		fmt.Fprintf(w, "Propagation over %d objects: to unhealthy p50 %.1f ms p99 %.1f ms; back to healthy p50 %.1f ms p99 %.1f ms; max %.1f ms; %d timeouts\n",
 			p.K, percentile(p.ToUnhealthyMs, 50), percentile(p.ToUnhealthyMs, 99),
 			percentile(p.ToHealthyMs, 50), percentile(p.ToHealthyMs, 99), p.MaxMs, p.Timeouts)
+	}
+	if ro := r.Rollout; ro != nil {
+		fmt.Fprintf(w, "Rollout: strategy set, first revision on every Workload in %.1f s with %.0f status writes; template change rolled out in %.1f s: %.0f applies for %d changed objects, %.0f status writes\n",
+			ro.EnableSeconds, ro.EnableStatusWrites, ro.Seconds, ro.Applies, ro.ChangedObjects, ro.StatusWrites)
 	}
 	if i := r.Isolation; i != nil {
 		fmt.Fprintf(w, "Isolation: %d ConfigMaps created in %.0f s; VmRSS %.1f → %.1f MiB, heap in use %.1f → %.1f MiB; controller made %.0f requests and used %.2f s CPU meanwhile\n",

@@ -129,7 +129,13 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	if obs == nil {
 		return ctrl.Result{}, realizeErr
 	}
-	*st = ownerStatus(r.kind, orig.GetOwnerStatus(), obs, owner.GetGeneration(), r.now())
+	now := r.now()
+	*st = ownerStatus(r.kind, orig.GetOwnerStatus(), obs, owner.GetGeneration(), now)
+	if obs.revision != "" {
+		// The owner's rollout record moves with what was just realized, in the same write.
+		st.Rollout = obs.record
+		st.Rollout = rollout.Advance(*obs.strategy, obs.stable, rolloutOwner(owner, st), now.Time)
+	}
 	owner.SetBlueprintRef(obs.blueprintRef)
 	if !equality.Semantic.DeepEqual(orig.GetOwnerStatus(), st) || !equality.Semantic.DeepEqual(orig.GetBlueprintRef(), obs.blueprintRef) {
 		// The optimistic lock makes a status computed from a stale copy lose to a newer
@@ -146,7 +152,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	// A failure fixed outside the owner is in the status now; the owner looks again
 	// later. A transient failure is returned, so controller-runtime retries with backoff.
 	if errors.Is(realizeErr, errRetryLater) {
-		return ctrl.Result{RequeueAfter: retryDelay(st, r.now())}, nil
+		return ctrl.Result{RequeueAfter: retryDelay(st, now)}, nil
 	}
 	if realizeErr != nil {
 		return ctrl.Result{}, realizeErr
@@ -226,10 +232,13 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 	}
 
 	if bp.strategy != nil {
-		if bp, err = r.pinned(ctx, owner, bp); err != nil {
+		if bp, obs.record, err = r.pinned(ctx, owner, bp); err != nil {
 			return nil, err
 		}
-		obs.revision = bp.revision
+		obs.revision, obs.strategy = bp.revision, bp.strategy
+		if bp.status.Rollout != nil {
+			obs.stable = bp.status.Rollout.StableRevision
+		}
 	}
 
 	saNamespace, saName := serviceAccount(owner, bp)
@@ -259,12 +268,14 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 }
 
 // pinned is the blueprint as the revision the owner is pinned to holds it (DESIGN §9), or
-// as it is now while the blueprint has no revision yet.
-func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *blueprint) (*blueprint, error) {
+// as it is now while the blueprint has no revision yet, and the owner's rollout record: under
+// a self-admitting strategy the owner admits itself to the blueprint's target here.
+func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *blueprint) (*blueprint, *v1alpha1.OwnerRolloutStatus, error) {
 	st := owner.GetOwnerStatus()
-	name := rollout.PinnedRevision(st.Rollout, st.BlueprintRevision, bp.status.Rollout)
+	record := rollout.Admit(*bp.strategy, bp.status.Rollout, rolloutOwner(owner, st), r.now().Time)
+	name := rollout.PinnedRevision(record, st.BlueprintRevision, bp.status.Rollout)
 	if name == "" {
-		return bp, nil
+		return bp, record, nil
 	}
 	rev := &v1alpha1.BlueprintRevision{}
 	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, rev); err != nil {
@@ -272,11 +283,20 @@ func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *
 			// Deleted by hand: nothing can stamp it any more, the owner follows the
 			// blueprint as it is now until it is admitted to a revision again.
 			logf.FromContext(ctx).Info("pinned revision not found; realizing the blueprint as it is", "revision", name)
-			return bp, nil
+			return bp, record, nil
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return blueprintAt(r.kind.blueprint, bp, rev)
+	at, err := blueprintAt(r.kind.blueprint, bp, rev)
+	return at, record, err
+}
+
+// rolloutOwner is an owner as pkg/rollout sees it, with status st.
+func rolloutOwner(owner v1alpha1.Owner, st *v1alpha1.OwnerStatus) rollout.Owner {
+	return rollout.Owner{
+		Key: owner.GetNamespace() + "/" + owner.GetName(), Labels: owner.GetLabels(), Generation: owner.GetGeneration(),
+		Running: st.BlueprintRevision, Record: st.Rollout, Ready: meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady),
+	}
 }
 
 // serviceAccount is the identity stamping runs as: the owner's, else the blueprint's

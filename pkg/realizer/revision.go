@@ -72,6 +72,9 @@ func newRevision(bk *blueprintKind, obj client.Object, templates []client.Object
 // ensureRevision creates rev unless it exists. An existing revision of that name has the same
 // content: the name is its hash.
 func ensureRevision(ctx context.Context, c client.Client, owner client.Object, rev *v1alpha1.BlueprintRevision) error {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(rev), &v1alpha1.BlueprintRevision{}); err == nil {
+		return nil
+	}
 	rev.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: v1alpha1.GroupVersion.String(), Kind: rev.Spec.Blueprint.Kind, Name: owner.GetName(), UID: owner.GetUID(),
 	}}

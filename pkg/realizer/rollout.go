@@ -53,14 +53,14 @@ func (r *BlueprintReconciler) rollout(ctx context.Context, obj client.Object, bp
 	}
 	in := rollout.Input{Strategy: *bp.strategy, Target: target, Previous: bp.status.Rollout, Now: now}
 	for _, o := range owners {
-		st := o.GetOwnerStatus()
-		in.Owners = append(in.Owners, rollout.Owner{
-			Key: o.GetNamespace() + "/" + o.GetName(), Labels: o.GetLabels(), Generation: o.GetGeneration(),
-			Running: st.BlueprintRevision, Record: st.Rollout, Ready: meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady),
-		})
+		in.Owners = append(in.Owners, rolloutOwner(o, o.GetOwnerStatus()))
 	}
 	plan := rollout.Decide(in)
+	selfAdmitting := rollout.SelfAdmitting(*bp.strategy)
 	for i, o := range owners {
+		if selfAdmitting && !admitted(o.GetOwnerStatus().Rollout, plan.Owners[i].Revision) {
+			continue // the owner admits itself once it sees the target in the status written below
+		}
 		if err := r.pin(ctx, o, plan.Owners[i]); err != nil {
 			return nil, err
 		}
@@ -69,6 +69,11 @@ func (r *BlueprintReconciler) rollout(ctx context.Context, obj client.Object, bp
 		return nil, err
 	}
 	return &plan, nil
+}
+
+// admitted reports whether record admits its owner to revision.
+func admitted(record *v1alpha1.OwnerRolloutStatus, revision string) bool {
+	return record != nil && record.Revision == revision && record.State != v1alpha1.RolloutToApply
 }
 
 // owners are the owners realized with the blueprint, sorted by namespace/name.
@@ -156,8 +161,9 @@ func (r *BlueprintReconciler) collectRevisions(ctx context.Context, bp *blueprin
 }
 
 // rolloutStatusChanged lets an owner reconciler see a blueprint's change unless only its
-// rollout's progress changed: owners read the blueprint's spec, conditions and stable
-// revision, and each rollout step would otherwise re-queue every owner of the blueprint.
+// rollout's progress changed: owners read the blueprint's spec, conditions, stable and
+// target revisions, and each rollout step would otherwise re-queue every owner of the
+// blueprint.
 func rolloutStatusChanged(bk *blueprintKind) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
@@ -176,7 +182,7 @@ func ownerVisibleStatus(st *v1alpha1.BlueprintStatus) v1alpha1.BlueprintStatus {
 		}
 	}
 	if st.Rollout != nil {
-		out.Rollout = &v1alpha1.BlueprintRolloutStatus{StableRevision: st.Rollout.StableRevision}
+		out.Rollout = &v1alpha1.BlueprintRolloutStatus{StableRevision: st.Rollout.StableRevision, TargetRevision: st.Rollout.TargetRevision}
 	}
 	return out
 }

@@ -1,0 +1,100 @@
+package rollout_test
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/rollout"
+)
+
+// TestAdvance: an admitted owner's own reconcile moves its record as the planner would; an
+// owner not admitted keeps its record.
+func TestAdvance(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
+	admitted := at(0)
+	record := func(state v1alpha1.RolloutState, revision string) *v1alpha1.OwnerRolloutStatus {
+		return &v1alpha1.OwnerRolloutStatus{Revision: revision, State: state, LastTransitionTime: at(0), AdmittedTime: &admitted}
+	}
+	ready := func(s metav1.ConditionStatus, since time.Duration) *metav1.Condition {
+		return &metav1.Condition{Type: v1alpha1.ConditionReady, Status: s, ObservedGeneration: 2, LastTransitionTime: at(since)}
+	}
+	strategy := v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, MinSuccessTime: &metav1.Duration{Duration: 10 * time.Second}}
+	tests := []struct {
+		name   string
+		record *v1alpha1.OwnerRolloutStatus
+		ready  *metav1.Condition
+		now    time.Duration
+		want   *v1alpha1.OwnerRolloutStatus
+	}{
+		{"soaked", record(v1alpha1.RolloutProgressing, "r2"), ready(metav1.ConditionTrue, time.Second), 11 * time.Second,
+			&v1alpha1.OwnerRolloutStatus{Revision: "r2", State: v1alpha1.RolloutSucceeded, LastTransitionTime: at(11 * time.Second), AdmittedTime: &admitted}},
+		{"soaking", record(v1alpha1.RolloutProgressing, "r2"), ready(metav1.ConditionTrue, time.Second), 5 * time.Second,
+			record(v1alpha1.RolloutProgressing, "r2")},
+		{"failed", record(v1alpha1.RolloutProgressing, "r2"), ready(metav1.ConditionFalse, time.Second), 2 * time.Second,
+			&v1alpha1.OwnerRolloutStatus{Revision: "r2", State: v1alpha1.RolloutFailed, LastTransitionTime: at(2 * time.Second), AdmittedTime: &admitted}},
+		{"not admitted", record(v1alpha1.RolloutToApply, "r2"), ready(metav1.ConditionTrue, time.Second), time.Minute,
+			record(v1alpha1.RolloutToApply, "r2")},
+		{"no record", nil, ready(metav1.ConditionTrue, time.Second), time.Minute, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			owner := rollout.Owner{Key: "ns/a", Running: "r2", Record: tc.record, Ready: tc.ready, Generation: 2}
+			got := rollout.Advance(strategy, "r1", owner, t0.Add(tc.now))
+			if (got == nil) != (tc.want == nil) || got != nil && (got.State != tc.want.State || got.Revision != tc.want.Revision ||
+				!got.LastTransitionTime.Equal(&tc.want.LastTransitionTime)) {
+				t.Errorf("Advance = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAdmit: under type All with nothing to wait for, an owner admits itself to the target it
+// sees, Progressing when Ready and Skip when not; once admitted, or under any other strategy,
+// its record is as it was.
+func TestAdmit(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	all := v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll}
+	bp := &v1alpha1.BlueprintRolloutStatus{StableRevision: "r1", TargetRevision: "r2"}
+	ready := &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1}
+	notReady := &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: 1}
+	old := &v1alpha1.OwnerRolloutStatus{Revision: "r1", State: v1alpha1.RolloutSucceeded}
+	in := &v1alpha1.OwnerRolloutStatus{Revision: "r2", State: v1alpha1.RolloutProgressing}
+	withFailures := all
+	withFailures.MaxFailures = &intstr.IntOrString{IntVal: 1}
+	tests := []struct {
+		name     string
+		strategy v1alpha1.RolloutStrategy
+		record   *v1alpha1.OwnerRolloutStatus
+		ready    *metav1.Condition
+		want     v1alpha1.RolloutState // "" for the record unchanged
+	}{
+		{"ready", all, old, ready, v1alpha1.RolloutProgressing},
+		{"new owner", all, nil, ready, v1alpha1.RolloutProgressing},
+		{"not ready", all, old, notReady, v1alpha1.RolloutSkip},
+		{"already admitted", all, in, ready, ""},
+		{"paused", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, Paused: true}, old, ready, ""},
+		{"mandatory group", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, MandatoryGroups: []string{"g"}}, old, ready, ""},
+		{"failure budget", withFailures, old, ready, ""},
+		{"per group", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressivePerGroup}, old, ready, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			owner := rollout.Owner{Key: "ns/a", Running: "r1", Record: tc.record, Ready: tc.ready, Generation: 1}
+			got := rollout.Admit(tc.strategy, bp, owner, now)
+			if tc.want == "" {
+				if got != tc.record {
+					t.Errorf("Admit = %+v, want the record unchanged %+v", got, tc.record)
+				}
+				return
+			}
+			if got == nil || got.Revision != "r2" || got.State != tc.want || !got.LastTransitionTime.Time.Equal(now) {
+				t.Errorf("Admit = %+v, want %s at r2 since %s", got, tc.want, now)
+			}
+		})
+	}
+}
