@@ -19,10 +19,10 @@ type observation struct {
 	// revision is the blueprint revision the resources were realized at, empty for a
 	// blueprint without a rolloutStrategy; strategy and stable are the blueprint's
 	// rolloutStrategy and stable revision then, and record the owner's rollout record.
-	revision string
-	strategy *v1alpha1.RolloutStrategy
-	stable   string
-	record   *v1alpha1.OwnerRolloutStatus
+	revision  string
+	strategy  *v1alpha1.RolloutStrategy
+	stable    string
+	record    *v1alpha1.OwnerRolloutStatus
 	resources []*resourceResult
 	// keepResources is set when nothing was realized (no usable blueprint): the
 	// previous resource entries stay, so their objects can still be pruned later.
