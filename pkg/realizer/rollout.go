@@ -76,11 +76,13 @@ func admitted(record *v1alpha1.OwnerRolloutStatus, revision string) bool {
 	return record != nil && record.Revision == revision && record.State != v1alpha1.RolloutToApply
 }
 
-// owners are the owners realized with the blueprint, sorted by namespace/name.
+// owners are the owners realized with the blueprint, sorted by namespace/name. They are the
+// cache's own objects, not copies (a blueprint may have thousands, and every owner's change
+// decides again): nothing may change them.
 func (r *BlueprintReconciler) owners(ctx context.Context, bp *blueprint) ([]v1alpha1.Owner, error) {
 	ok := r.ownerKind()
 	list := ok.newList()
-	if err := r.client.List(ctx, list, client.MatchingFields{indexBlueprint: bp.name}); err != nil {
+	if err := r.client.List(ctx, list, client.MatchingFields{indexBlueprint: bp.name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var owners []v1alpha1.Owner
@@ -114,9 +116,9 @@ func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, rec
 	if equality.Semantic.DeepEqual(owner.GetOwnerStatus().Rollout, &record) {
 		return nil
 	}
-	orig := owner.DeepCopyObject().(client.Object)
-	owner.GetOwnerStatus().Rollout = &record
-	err := r.client.Status().Patch(ctx, owner, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	changed := owner.DeepCopyObject().(v1alpha1.Owner)
+	changed.GetOwnerStatus().Rollout = &record
+	err := r.client.Status().Patch(ctx, changed, client.MergeFromWithOptions(owner, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return nil
 	}
