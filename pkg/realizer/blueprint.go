@@ -109,7 +109,12 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if equality.Semantic.DeepEqual(prev, bp.status) {
 		return result, nil
 	}
-	if err := r.client.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+	// The optimistic lock keeps a decision made from a stale copy from overwriting a newer
+	// one (and its events from being recorded twice); the newer copy's event re-queues.
+	if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if plan != nil {
