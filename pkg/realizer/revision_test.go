@@ -2,8 +2,11 @@ package realizer
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,5 +113,29 @@ func TestBlueprintAtRevision(t *testing.T) {
 	}
 	if _, err := rz.template(v1alpha1.KindClusterTemplate, "gone"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("a template the revision does not hold: %v, want not found", err)
+	}
+}
+
+// TestUnneededRevisions: the newest ten revisions stay, and so does any older one an owner or
+// the blueprint still needs; the rest go.
+func TestUnneededRevisions(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var revs []v1alpha1.BlueprintRevision
+	for i := range 14 { // r00 oldest .. r13 newest, listed in no particular order
+		rev := v1alpha1.BlueprintRevision{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("r%02d", (i*5)%14), CreationTimestamp: metav1.NewTime(t0.Add(time.Duration((i*5)%14) * time.Minute)),
+		}}
+		revs = append(revs, rev)
+	}
+	var got []string
+	for _, rev := range unneededRevisions(revs, map[string]bool{"r01": true, "r12": true, "": true}) {
+		got = append(got, rev.Name)
+	}
+	slices.Sort(got)
+	if want := []string{"r00", "r02", "r03"}; !slices.Equal(got, want) {
+		t.Errorf("unneeded %v, want %v", got, want)
+	}
+	if got := unneededRevisions(revs[:keepRevisions], nil); got != nil {
+		t.Errorf("with %d revisions, unneeded %v, want none", keepRevisions, got)
 	}
 }

@@ -136,9 +136,6 @@ func (r *BlueprintReconciler) collectRevisions(ctx context.Context, bp *blueprin
 	if err := r.client.List(ctx, list, client.MatchingLabels{v1alpha1.LabelBlueprintKind: bp.kind, v1alpha1.LabelBlueprintName: bp.name}); err != nil {
 		return err
 	}
-	if len(list.Items) <= keepRevisions {
-		return nil
-	}
 	needed := map[string]bool{status.StableRevision: true, status.TargetRevision: true}
 	for _, o := range owners {
 		st := o.GetOwnerStatus()
@@ -147,19 +144,31 @@ func (r *BlueprintReconciler) collectRevisions(ctx context.Context, bp *blueprin
 			needed[st.Rollout.Revision] = true
 		}
 	}
-	revs := list.Items
-	slices.SortFunc(revs, func(a, b v1alpha1.BlueprintRevision) int {
-		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(b.Name, a.Name))
-	})
-	for _, rev := range revs[keepRevisions:] {
-		if needed[rev.Name] {
-			continue
-		}
+	for _, rev := range unneededRevisions(list.Items, needed) {
 		if err := r.client.Delete(ctx, &rev, client.Preconditions{UID: &rev.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 			return fmt.Errorf("deleting revision %s: %w", rev.Name, err)
 		}
 	}
 	return nil
+}
+
+// unneededRevisions are the revisions, among a blueprint's, that are not needed and not among
+// the newest keepRevisions.
+func unneededRevisions(revs []v1alpha1.BlueprintRevision, needed map[string]bool) []v1alpha1.BlueprintRevision {
+	if len(revs) <= keepRevisions {
+		return nil
+	}
+	revs = slices.Clone(revs)
+	slices.SortFunc(revs, func(a, b v1alpha1.BlueprintRevision) int {
+		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(b.Name, a.Name))
+	})
+	var out []v1alpha1.BlueprintRevision
+	for _, rev := range revs[keepRevisions:] {
+		if !needed[rev.Name] {
+			out = append(out, rev)
+		}
+	}
+	return out
 }
 
 // rolloutStatusChanged lets an owner reconciler see a blueprint's change unless only its
