@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -174,10 +175,13 @@ func unneededRevisions(revs []v1alpha1.BlueprintRevision, needed map[string]bool
 // rolloutStatusChanged lets an owner reconciler see a blueprint's change unless only its
 // rollout's progress changed: owners read the blueprint's spec, conditions, stable and
 // target revisions, and each rollout step would otherwise re-queue every owner of the
-// blueprint.
+// blueprint. A change to the blueprint's labels or annotations still reaches its owners,
+// so touching a blueprint remains a way to make them all look again.
 func rolloutStatusChanged(bk *blueprintKind) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o.GetGeneration() != n.GetGeneration() ||
+			!maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) {
 			return true
 		}
 		return !equality.Semantic.DeepEqual(ownerVisibleStatus(bk.of(e.ObjectOld).status), ownerVisibleStatus(bk.of(e.ObjectNew).status))
