@@ -134,7 +134,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	if obs.revision != "" {
 		// The owner's rollout record moves with what was just realized, in the same write.
 		st.Rollout = obs.record
-		st.Rollout = rollout.Advance(*obs.strategy, obs.stable, rolloutOwner(owner, st), now.Time)
+		st.Rollout = rollout.Advance(*obs.strategy, obs.stable, rolloutOwner(r.kind, owner, st), now.Time)
 	}
 	owner.SetBlueprintRef(obs.blueprintRef)
 	if !equality.Semantic.DeepEqual(orig.GetOwnerStatus(), st) || !equality.Semantic.DeepEqual(orig.GetBlueprintRef(), obs.blueprintRef) {
@@ -272,7 +272,7 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 // a self-admitting strategy the owner admits itself to the blueprint's target here.
 func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *blueprint) (*blueprint, *v1alpha1.OwnerRolloutStatus, error) {
 	st := owner.GetOwnerStatus()
-	record := rollout.Admit(*bp.strategy, bp.status.Rollout, rolloutOwner(owner, st), r.now().Time)
+	record := rollout.Admit(*bp.strategy, bp.status.Rollout, rolloutOwner(r.kind, owner, st), r.now().Time)
 	name := rollout.PinnedRevision(record, st.BlueprintRevision, bp.status.Rollout)
 	if name == "" {
 		return bp, record, nil
@@ -291,11 +291,13 @@ func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *
 	return at, record, err
 }
 
-// rolloutOwner is an owner as pkg/rollout sees it, with status st.
-func rolloutOwner(owner v1alpha1.Owner, st *v1alpha1.OwnerStatus) rollout.Owner {
+// rolloutOwner is an owner of kind as pkg/rollout sees it, with status st.
+func rolloutOwner(kind *ownerKind, owner v1alpha1.Owner, st *v1alpha1.OwnerStatus) rollout.Owner {
+	bp := meta.FindStatusCondition(st.Conditions, kind.blueprintReady)
 	return rollout.Owner{
 		Key: owner.GetNamespace() + "/" + owner.GetName(), Labels: owner.GetLabels(), Generation: owner.GetGeneration(),
 		Running: st.BlueprintRevision, Record: st.Rollout, Ready: meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady),
+		Stale: bp != nil && bp.Reason == kind.blueprint.notReconciled,
 	}
 }
 

@@ -54,7 +54,7 @@ func (r *BlueprintReconciler) rollout(ctx context.Context, obj client.Object, bp
 	}
 	in := rollout.Input{Strategy: *bp.strategy, Target: target, Previous: bp.status.Rollout, Now: now}
 	for _, o := range owners {
-		in.Owners = append(in.Owners, rolloutOwner(o, o.GetOwnerStatus()))
+		in.Owners = append(in.Owners, rolloutOwner(r.ownerKind(), o, o.GetOwnerStatus()))
 	}
 	plan := rollout.Decide(in)
 	selfAdmitting := rollout.SelfAdmitting(*bp.strategy)

@@ -344,6 +344,20 @@ func TestDecide(t *testing.T) {
 		want: want{states: []v1alpha1.RolloutState{skip, progressing}, progressing: "True/Progressing",
 			events: []string{"RolloutStarted", "GroupStarted"}, message: "chunk 2 of 2"},
 	}, {
+		name: "a stale owner is not admitted, not Skip: its group waits until its status is written again",
+		in: rollout.Input{Strategy: ppg(func(s *v1alpha1.RolloutStrategy) { s.OwnersPerGroup = intOr(1) }),
+			Previous: complete("r1"), Owners: []rollout.Owner{owner("ns/a", done, stale), owner("ns/b", done)}},
+		want: want{states: []v1alpha1.RolloutState{toApply, toApply}, progressing: "True/Progressing",
+			events: []string{"RolloutStarted"}, message: "chunk 1 of 2"},
+	}, {
+		name: "a stale owner keeps its state: a blueprint edit is not a flap",
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
+			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), succeededAtR2("canary"), stale),
+				owner("ns/b", label("tier", "rest"), inFlightAtR2("rest", -time.Minute), stale),
+			}},
+		want: want{states: []v1alpha1.RolloutState{succeeded, progressing}, progressing: "True/Progressing", current: "rest"},
+	}, {
 		name: "Ready observed at an older generation does not count: Skip",
 		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll}, Previous: complete("r1"),
 			Owners: []rollout.Owner{owner("ns/a", done, staleReady)}},

@@ -202,9 +202,10 @@ func (d *decision) admitInFlight(members []*member) bool {
 }
 
 // enter admits a ToApply owner: Progressing if it is Ready at its generation when the rollout
-// reaches it, Skip otherwise (it was already unwell; it must neither block nor count).
+// reaches it, Skip otherwise (it was already unwell; it must neither block nor count). A stale
+// owner waits, still ToApply, until its status says how it is.
 func (d *decision) enter(m *member, byTurn bool) bool {
-	if m.rec.State != v1alpha1.RolloutToApply {
+	if m.rec.State != v1alpha1.RolloutToApply || m.owner.Stale {
 		return false
 	}
 	state := v1alpha1.RolloutSkip

@@ -23,6 +23,10 @@
 //     reached every owner within budget, so the stable revision stays.
 //   - GroupStarted is recorded when the rollout reaches a group none of whose owners was admitted
 //     yet; owners admitted early because they already run the target count as admitted.
+//   - An owner whose status was written while its blueprint's newest spec was not yet reconciled
+//     (Owner.Stale) is neither admitted nor moved: its Ready=Unknown says only that the blueprint
+//     changed. Otherwise every edit of a blueprint would restart every soak, and a rollout that
+//     starts with the edit would make Skip of every owner.
 //   - The reason Superseded belongs to the decision that sees the new target; the next one says
 //     Progressing.
 //

@@ -54,6 +54,12 @@ func noReady(o *rollout.Owner) { o.Ready = nil }
 // staleReady: Ready was observed at an older generation, so it does not count.
 func staleReady(o *rollout.Owner) { o.Generation = 2 }
 
+// stale: the owner's status was written before its blueprint's newest spec was reconciled.
+func stale(o *rollout.Owner) {
+	o.Stale = true
+	o.Ready.Status = metav1.ConditionUnknown
+}
+
 // record sets status.rollout: a state at a revision since t0+since, admitted at t0+admitted.
 func record(state v1alpha1.RolloutState, rev, group string, since, admitted time.Duration) func(*rollout.Owner) {
 	return func(o *rollout.Owner) {

@@ -21,6 +21,9 @@ func (o *Owner) readyIs(s metav1.ConditionStatus) bool {
 // the same deadline.
 func (d *decision) step(m *member) bool {
 	o, rec := m.owner, &m.rec
+	if o.Stale {
+		return false
+	}
 	atTarget := o.Running == d.target
 	ready := atTarget && o.readyIs(metav1.ConditionTrue)
 	failing := atTarget && o.readyIs(metav1.ConditionFalse)

@@ -22,6 +22,12 @@ type Owner struct {
 	Ready *metav1.Condition
 	// Generation is metadata.generation: Ready counts only when it was observed at this generation.
 	Generation int64
+	// Stale says the owner's status was written while its blueprint's newest spec was not yet
+	// reconciled: its Ready then says nothing of any revision (DESIGN §3 makes every owner of a
+	// blueprint Ready=Unknown while its spec is being checked). The planner neither admits nor
+	// moves a stale owner; its next status write, which the blueprint's own status write
+	// triggers, brings it back into the decision.
+	Stale bool
 }
 
 // Input is everything a decision depends on.
