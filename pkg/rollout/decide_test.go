@@ -350,6 +350,14 @@ func TestDecide(t *testing.T) {
 		want: want{states: []v1alpha1.RolloutState{toApply, toApply}, progressing: "True/Progressing",
 			events: []string{"RolloutStarted"}, message: "chunk 1 of 2"},
 	}, {
+		name: "Progressive: a stale owner holds the owners after it, keeping name order",
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive, MaxConcurrency: intOr(2)},
+			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+				owner("ns/a", inFlightAtR2("", -time.Minute), ready(metav1.ConditionUnknown, -time.Minute)),
+				owner("ns/b", toApplyR2(""), stale), owner("ns/c", toApplyR2("")),
+			}},
+		want: want{states: []v1alpha1.RolloutState{progressing, toApply, toApply}, progressing: "True/Progressing"},
+	}, {
 		name: "a stale owner keeps its state: a blueprint edit is not a flap",
 		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
 			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{

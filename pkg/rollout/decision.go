@@ -190,7 +190,9 @@ func (d *decision) admitInFlight(members []*member) bool {
 		if m.rec.State != v1alpha1.RolloutToApply {
 			continue
 		}
-		if inFlight >= limit {
+		// A stale owner holds the line: admitting past it would break Key order and, from a
+		// cache that has not yet seen the last decision's admissions, exceed maxConcurrency.
+		if inFlight >= limit || m.owner.Stale {
 			break
 		}
 		changed = d.enter(m, true) || changed
