@@ -2,6 +2,7 @@ package realizer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,7 +95,9 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	var plan *rollout.Plan
 	if bp.strategy != nil {
 		var err error
-		if plan, err = r.rollout(ctx, obj, bp, templates, len(missing) == 0, now.Time); err != nil {
+		if plan, err = r.rollout(ctx, obj, bp, templates, len(missing) == 0, now.Time); errors.Is(err, errStaleOwner) {
+			return ctrl.Result{}, nil
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 	}

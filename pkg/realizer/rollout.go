@@ -3,6 +3,7 @@ package realizer
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,13 +58,21 @@ func (r *BlueprintReconciler) rollout(ctx context.Context, obj client.Object, bp
 		in.Owners = append(in.Owners, rolloutOwner(r.ownerKind(), o, o.GetOwnerStatus()))
 	}
 	plan := rollout.Decide(in)
+	// The records of owners already admitted are written first, admissions after: an admission
+	// rests on the transitions before it (an earlier group's owners Succeeded), so none is written
+	// once one of those lost to a newer copy of its owner (errStaleOwner).
 	selfAdmitting := rollout.SelfAdmitting(*bp.strategy)
-	for i, o := range owners {
-		if selfAdmitting && !admitted(o.GetOwnerStatus().Rollout, plan.Owners[i].Revision) {
-			continue // the owner admits itself once it sees the target in the status written below
-		}
-		if err := r.pin(ctx, o, plan.Owners[i]); err != nil {
-			return nil, err
+	for _, admissions := range []bool{false, true} {
+		for i, o := range owners {
+			if admitted(o.GetOwnerStatus().Rollout, plan.Owners[i].Revision) == admissions {
+				continue
+			}
+			if admissions && selfAdmitting {
+				continue // the owner admits itself once it sees the target in the status written below
+			}
+			if err := r.pin(ctx, o, plan.Owners[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := r.collectRevisions(ctx, bp, owners, plan.Status); err != nil {
@@ -110,9 +119,13 @@ func (r *BlueprintReconciler) ownerKind() *ownerKind {
 	panic("no owner kind for " + r.kind.kind) // ownerKinds and blueprintKinds are declared together
 }
 
+// errStaleOwner stops a decision made from a copy of an owner older than the API's: the newer
+// copy's event re-queues the blueprint, which decides again from it.
+var errStaleOwner = errors.New("an owner changed since the decision was made")
+
 // pin writes an owner's rollout record when it changed. The owner reconciler stamps from the
-// revision the record pins (rollout.PinnedRevision) and keeps the record as it is. A conflict
-// or a deleted owner is left to the owner's next event, which re-queues the blueprint.
+// revision the record pins (rollout.PinnedRevision) and keeps the record as it is. A deleted
+// owner is left out; a conflict is errStaleOwner.
 func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, record v1alpha1.OwnerRolloutStatus) error {
 	if equality.Semantic.DeepEqual(owner.GetOwnerStatus().Rollout, &record) {
 		return nil
@@ -120,7 +133,10 @@ func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, rec
 	changed := owner.DeepCopyObject().(v1alpha1.Owner)
 	changed.GetOwnerStatus().Rollout = &record
 	err := r.client.Status().Patch(ctx, changed, client.MergeFromWithOptions(owner, client.MergeFromWithOptimisticLock{}))
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+	if apierrors.IsConflict(err) {
+		return errStaleOwner
+	}
+	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
