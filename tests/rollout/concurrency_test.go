@@ -41,5 +41,4 @@ func TestProgressiveNeverExceedsMaxConcurrency(t *testing.T) {
 		t.Errorf("at most %d workloads were Progressing at %s at once, want exactly maxConcurrency %d", most, rev2, maxConcurrency)
 	}
 	h.checkHistory(t, rev2)
-	h.dump(t, rev2)
 }
