@@ -173,7 +173,7 @@ func TestAPIServerRestartLeaderElected(t *testing.T) {
 			return true, ""
 		}
 		l := &coordinationv1.Lease{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: harness.ControllerNamespace, Name: leaseName}, l); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: harness.ControllerNamespace, Name: harness.LeaseName}, l); err != nil {
 			return false, err.Error()
 		}
 		renewed := l.Spec.RenewTime != nil && l.Spec.RenewTime.After(back)

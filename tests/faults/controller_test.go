@@ -10,14 +10,10 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
 	"github.com/surveyor-dev/surveyor/tests/harness"
 )
-
-// leaseName is the controller's leader-election lease (cmd/surveyor LeaderElectionID).
-const leaseName = "surveyor.carto.run"
 
 // controller is one Surveyor process the cluster launched.
 type controller struct {
@@ -141,11 +137,7 @@ func (c *controller) cpuSeconds(t *testing.T) float64 {
 // lease reads the leader-election lease.
 func lease(t *testing.T) *coordinationv1.Lease {
 	t.Helper()
-	l := &coordinationv1.Lease{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: harness.ControllerNamespace, Name: leaseName}, l); err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return harness.Lease(ctx, t, k8s)
 }
 
 // waitLeader waits until c holds the lease and its controllers run.

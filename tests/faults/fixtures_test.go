@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,29 +24,11 @@ const caseLabel = "test.surveyor.dev/case"
 // in its namespace only.
 const stamper = "stamper"
 
-// newNamespace creates a namespace with a stamper ServiceAccount and deletes it after the
-// test (without waiting: the namespace controller empties it in the background).
+// newNamespace creates a namespace where the stamper ServiceAccount may write ConfigMaps,
+// deleted after the test.
 func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := k8s.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(ctx, ns) })
-	env.CreateAll(ctx, t,
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name}},
-		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
-				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
-		},
-		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: stamper},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: stamper, Namespace: ns.Name}},
-		},
-	)
-	return ns.Name
+	return env.StamperNamespace(ctx, t, k8s, prefix, stamper)
 }
 
 // stampsPerWorkload is how many ConfigMaps configMapChain stamps for each Workload.

@@ -8,13 +8,9 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/tests/harness"
 )
-
-// leaseName is the controller's leader-election lease (cmd/surveyor LeaderElectionID).
-const leaseName = "surveyor.carto.run"
 
 // shortLease makes a relaunched controller take the lease a SIGKILLed one left behind within
 // a few seconds instead of the default 15s, so that it leads again in the middle of a soak.
@@ -79,11 +75,7 @@ func (c *controller) killAndRelaunch(t *testing.T, notBefore time.Time) (killed,
 // lease reads the leader-election lease.
 func lease(t *testing.T) *coordinationv1.Lease {
 	t.Helper()
-	l := &coordinationv1.Lease{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: harness.ControllerNamespace, Name: leaseName}, l); err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return harness.Lease(ctx, t, k8s)
 }
 
 func deref(s *string) string {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,29 +31,11 @@ const stamper = "stamper"
 // healthLabel: "ok" is healthy, "bad" unhealthy, anything else neither (Ready stays Unknown).
 const healthFromLabel = "$(workload.metadata.labels." + healthLabel + ")$"
 
-// newNamespace creates a namespace with a stamper ServiceAccount and deletes it after the test
-// (without waiting: the namespace controller empties it in the background).
+// newNamespace creates a namespace where the stamper ServiceAccount may write ConfigMaps,
+// deleted after the test.
 func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := k8s.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(ctx, ns) })
-	env.CreateAll(ctx, t,
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name}},
-		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
-				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
-		},
-		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: stamper, Namespace: ns.Name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: stamper},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: stamper, Namespace: ns.Name}},
-		},
-	)
-	return ns.Name
+	return env.StamperNamespace(ctx, t, k8s, prefix, stamper)
 }
 
 // templateSpec stamps one ConfigMap per Workload, named after it, holding version and health;

@@ -1,0 +1,52 @@
+package harness
+
+import (
+	"context"
+	"testing"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// LeaseName is the controller's leader-election lease (cmd/surveyor LeaderElectionID), in
+// ControllerNamespace.
+const LeaseName = "surveyor.carto.run"
+
+// Lease reads the controller's leader-election lease with c.
+func Lease(ctx context.Context, t testing.TB, c client.Client) *coordinationv1.Lease {
+	t.Helper()
+	l := &coordinationv1.Lease{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ControllerNamespace, Name: LeaseName}, l); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// StamperNamespace creates, with c, a namespace named after prefix holding a ServiceAccount sa
+// that may write ConfigMaps there and nowhere else, and deletes the namespace after the test
+// (without waiting: the namespace controller empties it in the background).
+func (e *Env) StamperNamespace(ctx context.Context, t testing.TB, c client.Client, prefix, sa string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, ns) })
+	e.CreateAll(ctx, t,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name}},
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
+				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
+		},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: sa},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns.Name}},
+		},
+	)
+	return ns.Name
+}
