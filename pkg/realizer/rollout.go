@@ -53,7 +53,8 @@ func (r *BlueprintReconciler) rollout(ctx context.Context, obj client.Object, bp
 	if err != nil {
 		return nil, err
 	}
-	in := rollout.Input{Strategy: *bp.strategy, Target: target, Previous: bp.status.Rollout, Now: now}
+	in := rollout.Input{Strategy: *bp.strategy, Target: target, Previous: bp.status.Rollout, Now: now,
+		Degraded: meta.FindStatusCondition(bp.status.Conditions, v1alpha1.ConditionRolloutDegraded)}
 	for _, o := range owners {
 		in.Owners = append(in.Owners, rolloutOwner(r.ownerKind(), o, o.GetOwnerStatus()))
 	}

@@ -69,6 +69,14 @@ func succeededAtR2(g string) func(*rollout.Owner) {
 	}
 }
 
+// failedAtR2 is an owner that moved itself to Failed at r2 a minute before t0.
+func failedAtR2(g string) func(*rollout.Owner) {
+	return func(o *rollout.Owner) {
+		record(failed, "r2", g, -time.Minute, -10*time.Minute)(o)
+		o.Running = "r2"
+	}
+}
+
 func toApplyR2(g string) func(*rollout.Owner) {
 	return record(toApply, "r2", g, -30*time.Minute, 0)
 }
@@ -148,6 +156,25 @@ func TestDecide(t *testing.T) {
 		want: want{states: []v1alpha1.RolloutState{failed, failed, failed}, progressing: "True/Progressing",
 			degraded: "True/MaxFailuresBreached", events: []string{"MaxFailuresBreached"}, failed: []string{"ns/a", "ns/b", "ns/c"},
 			degradedMsg: "owners in no group: 3 of 3 owners failed, more than maxFailures 2"},
+	}, {
+		name: "a breach the owners recorded themselves (Advance) is an event the first time the blueprint sees it",
+		in: rollout.Input{Strategy: canaryThenRest(nil), Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+			owner("ns/a", label("tier", "canary"), failedAtR2("canary"), failing),
+			owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
+		}},
+		want: want{states: []v1alpha1.RolloutState{failed, toApply}, progressing: "True/Progressing", current: "rest",
+			degraded: "True/MaxFailuresBreached", events: []string{"MaxFailuresBreached"}, failed: []string{"ns/a"},
+			degradedMsg: "group canary: 1 of 1 owners failed, more than maxFailures 0"},
+	}, {
+		name: "a breach the blueprint already reports is not an event again",
+		in: rollout.Input{Strategy: canaryThenRest(nil), Previous: rolling("r1", "r2"),
+			Degraded: &metav1.Condition{Type: v1alpha1.ConditionRolloutDegraded, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonMaxFailuresBreached},
+			Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), failedAtR2("canary"), failing),
+				owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
+			}},
+		want: want{states: []v1alpha1.RolloutState{failed, toApply}, progressing: "True/Progressing", current: "rest",
+			degraded: "True/MaxFailuresBreached", failed: []string{"ns/a"}},
 	}, {
 		name: "maxFailures 34% of 3 is 2: two failures are tolerated and the next group starts",
 		in: rollout.Input{Strategy: ppg(func(s *v1alpha1.RolloutStrategy) {

@@ -41,7 +41,8 @@ type decision struct {
 	byKey   []*member            // the same, sorted by Key
 	groups  map[string][]*member // sorted by Key
 	order   []segment            // admission order
-	before  verdict              // failures as the input recorded them
+	// breached says the blueprint already reported MaxFailuresBreached (Input.Degraded).
+	breached bool
 }
 
 func newDecision(in Input) *decision {
@@ -63,7 +64,7 @@ func newDecision(in Input) *decision {
 		d.groups[m.group] = append(d.groups[m.group], m)
 	}
 	d.order = d.admissionOrder()
-	d.before = d.failures()
+	d.breached = in.Degraded != nil && in.Degraded.Status == metav1.ConditionTrue && in.Degraded.Reason == v1alpha1.ReasonMaxFailuresBreached
 	return d
 }
 

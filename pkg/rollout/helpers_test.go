@@ -98,7 +98,7 @@ func next(in rollout.Input, p rollout.Plan) rollout.Input {
 		o.Record = &rec
 		out.Owners[i] = o
 	}
-	status := p.Status
-	out.Previous = &status
+	status, degraded := p.Status, p.Degraded
+	out.Previous, out.Degraded = &status, &degraded
 	return out
 }

@@ -38,6 +38,9 @@ type Input struct {
 	Target string
 	// Previous is the blueprint's status.rollout as last written, nil at first sight.
 	Previous *v1alpha1.BlueprintRolloutStatus
+	// Degraded is the blueprint's RolloutDegraded condition as last written, nil if none: a
+	// breach is an event only when it is new to the blueprint, whoever moved the owners there.
+	Degraded *metav1.Condition
 	// Owners are every owner the blueprint selects, in any order.
 	Owners []Owner
 	// Now is the time of the decision.

@@ -173,7 +173,7 @@ func (d *decision) events(complete bool, stopped verdict) []Event {
 		add(false, v1alpha1.EventGroupStarted, "%s started: %d of %d owners admitted", groupLabel(name),
 			len(ms)-count(ms, isState(v1alpha1.RolloutToApply)), len(ms))
 	}
-	if stopped.reason == v1alpha1.ReasonMaxFailuresBreached && d.before.reason != v1alpha1.ReasonMaxFailuresBreached {
+	if stopped.reason == v1alpha1.ReasonMaxFailuresBreached && !d.breached {
 		add(true, v1alpha1.EventMaxFailuresBreached, "admission stopped: %s", stopped.message)
 	}
 	if complete {
