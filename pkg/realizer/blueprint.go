@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/rollout"
 )
 
 // BlueprintReconciler reports whether a blueprint's templates exist: conditions
@@ -92,12 +91,10 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		templates = append(templates, tpl)
 	}
 	now := r.now()
-	var plan *rollout.Plan
+	var plan *rolloutDecision
 	if bp.strategy != nil {
 		var err error
-		if plan, err = r.rollout(ctx, obj, bp, templates, len(missing) == 0, now.Time); errors.Is(err, errStaleOwner) {
-			return ctrl.Result{}, nil
-		} else if err != nil {
+		if plan, err = r.decideRollout(ctx, obj, bp, templates, len(missing) == 0, now.Time); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -108,28 +105,33 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if plan != nil {
 		bp.status.Rollout = &plan.Status
 	}
-	result := ctrl.Result{RequeueAfter: nextCheck(plan, now.Time)}
-	if equality.Semantic.DeepEqual(prev, bp.status) {
-		return result, nil
-	}
-	// The optimistic lock keeps a decision made from a stale copy from overwriting a newer
-	// one (and its events from being recorded twice); the newer copy's event re-queues.
-	if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{}, nil
+	if !equality.Semantic.DeepEqual(prev, bp.status) {
+		// The optimistic lock keeps a decision made from a stale copy from overwriting a newer
+		// one, recording its events twice or pinning an owner; the newer copy's event re-queues.
+		if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if plan != nil {
+			for _, e := range plan.Events {
+				kind := corev1.EventTypeNormal
+				if e.Warning {
+					kind = corev1.EventTypeWarning
+				}
+				r.recorder.Event(obj, kind, e.Reason, e.Message)
+			}
+		}
 	}
 	if plan != nil {
-		for _, e := range plan.Events {
-			kind := corev1.EventTypeNormal
-			if e.Warning {
-				kind = corev1.EventTypeWarning
-			}
-			r.recorder.Event(obj, kind, e.Reason, e.Message)
+		if err := r.carryOut(ctx, bp, plan); errors.Is(err, errStaleOwner) {
+			return ctrl.Result{}, nil // the owner's newer copy re-queues the blueprint
+		} else if err != nil {
+			return ctrl.Result{}, err
 		}
 	}
-	return result, nil
+	return ctrl.Result{RequeueAfter: nextCheck(plan, now.Time)}, nil
 }
 
 // blueprintConditions is TemplatesReady and Ready, given the resources whose template is

@@ -26,12 +26,18 @@ import (
 // pinned to them, so that a revert finds its revision still there.
 const keepRevisions = 10
 
-// rollout runs a blueprint's rollout (DESIGN §9): it snapshots the blueprint into its current
-// revision (when every template it references exists; otherwise the last target stays),
-// decides with pkg/rollout which owners are admitted to it, pins them through their status,
-// and deletes revisions nothing needs. It returns the plan, whose status, conditions and events
-// the caller writes, or nil when there is no revision to roll out yet.
-func (r *BlueprintReconciler) rollout(ctx context.Context, obj client.Object, bp *blueprint, templates []client.Object, complete bool, now time.Time) (*rollout.Plan, error) {
+// rolloutDecision is one decision of a blueprint's rollout and the owners it was made over.
+type rolloutDecision struct {
+	rollout.Plan
+	owners []v1alpha1.Owner
+}
+
+// decideRollout runs a blueprint's rollout (DESIGN §9) up to its decision: it snapshots the
+// blueprint into its current revision (when every template it references exists; otherwise the
+// last target stays) and decides with pkg/rollout which owners are admitted to it. The caller
+// writes the plan's status, conditions and events, then carries it out (carryOut). It returns
+// nil when there is no revision to roll out yet.
+func (r *BlueprintReconciler) decideRollout(ctx context.Context, obj client.Object, bp *blueprint, templates []client.Object, complete bool, now time.Time) (*rolloutDecision, error) {
 	var target string
 	if bp.status.Rollout != nil {
 		target = bp.status.Rollout.TargetRevision
@@ -58,28 +64,31 @@ func (r *BlueprintReconciler) rollout(ctx context.Context, obj client.Object, bp
 	for _, o := range owners {
 		in.Owners = append(in.Owners, rolloutOwner(r.ownerKind(), o, o.GetOwnerStatus()))
 	}
-	plan := rollout.Decide(in)
-	// The records of owners already admitted are written first, admissions after: an admission
-	// rests on the transitions before it (an earlier group's owners Succeeded), so none is written
-	// once one of those lost to a newer copy of its owner (errStaleOwner).
+	return &rolloutDecision{Plan: rollout.Decide(in), owners: owners}, nil
+}
+
+// carryOut pins the decision's owners through their status and deletes the revisions nothing
+// needs. It runs once the blueprint's status holds the decision, so a decision made from a stale
+// copy of the blueprint, which loses at that write, changes no owner. The records of owners
+// already admitted are written first, admissions after: an admission rests on the transitions
+// before it (an earlier group's owners Succeeded), so none is written once one of those lost to
+// a newer copy of its owner (errStaleOwner); the next decision, from that copy, finishes the job.
+func (r *BlueprintReconciler) carryOut(ctx context.Context, bp *blueprint, d *rolloutDecision) error {
 	selfAdmitting := rollout.SelfAdmitting(*bp.strategy)
 	for _, admissions := range []bool{false, true} {
-		for i, o := range owners {
-			if admitted(o.GetOwnerStatus().Rollout, plan.Owners[i].Revision) == admissions {
+		for i, o := range d.owners {
+			if admitted(o.GetOwnerStatus().Rollout, d.Owners[i].Revision) == admissions {
 				continue
 			}
 			if admissions && selfAdmitting {
-				continue // the owner admits itself once it sees the target in the status written below
+				continue // the owner admits itself once it sees the target in the blueprint's status
 			}
-			if err := r.pin(ctx, o, plan.Owners[i]); err != nil {
-				return nil, err
+			if err := r.pin(ctx, o, d.Owners[i]); err != nil {
+				return err
 			}
 		}
 	}
-	if err := r.collectRevisions(ctx, bp, owners, plan.Status); err != nil {
-		return nil, err
-	}
-	return &plan, nil
+	return r.collectRevisions(ctx, bp, d.owners, d.Status)
 }
 
 // admitted reports whether record admits its owner to revision.
@@ -220,7 +229,7 @@ func ownerVisibleStatus(st *v1alpha1.BlueprintStatus) v1alpha1.BlueprintStatus {
 }
 
 // nextCheck is how long until the plan wants another look, zero for none.
-func nextCheck(plan *rollout.Plan, now time.Time) time.Duration {
+func nextCheck(plan *rolloutDecision, now time.Time) time.Duration {
 	if plan == nil || plan.Status.NextCheckTime == nil {
 		return 0
 	}
@@ -228,7 +237,7 @@ func nextCheck(plan *rollout.Plan, now time.Time) time.Duration {
 }
 
 // rolloutConditions are the plan's conditions at the blueprint's generation.
-func rolloutConditions(plan *rollout.Plan, generation int64) []metav1.Condition {
+func rolloutConditions(plan *rolloutDecision, generation int64) []metav1.Condition {
 	if plan == nil {
 		return nil
 	}

@@ -189,6 +189,13 @@ func TestDecide(t *testing.T) {
 		want: want{states: []v1alpha1.RolloutState{failed, failed, succeeded, progressing}, progressing: "True/Progressing",
 			events: []string{"GroupStarted"}, failed: []string{"ns/a", "ns/b"}, message: "owners in no group, chunk 1 of 1"},
 	}, {
+		name: "admissions the last status counted but that were never written: admitted again, GroupStarted not recorded twice",
+		in: rollout.Input{Strategy: canaryThenRest(nil), Previous: startedIn(rolling("r1", "r2"), "canary", "rest"), Owners: []rollout.Owner{
+			owner("ns/a", label("tier", "canary"), succeededAtR2("canary")),
+			owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
+		}},
+		want: want{states: []v1alpha1.RolloutState{succeeded, progressing}, progressing: "True/Progressing", current: "rest"},
+	}, {
 		name: "mandatory groups go first",
 		in: rollout.Input{Strategy: ppg(func(s *v1alpha1.RolloutStrategy) {
 			s.Groups = []v1alpha1.RolloutGroup{group("rest", "rest"), group("canary", "canary")}
@@ -266,7 +273,7 @@ func TestDecide(t *testing.T) {
 	}, {
 		name: "Progressive: a final owner frees its place (40% of 5 is 2)",
 		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive, MaxConcurrency: pct("40%")},
-			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+			Previous: startedIn(rolling("r1", "r2"), ""), Owners: []rollout.Owner{
 				owner("ns/a", succeededAtR2("")), owner("ns/b", record(progressing, "r2", "", -time.Minute, -time.Minute)),
 				owner("ns/c", toApplyR2("")), owner("ns/d", toApplyR2("")), owner("ns/e", toApplyR2("")),
 			}},
@@ -329,7 +336,7 @@ func TestDecide(t *testing.T) {
 		name: "an owner added to a finished group is admitted at once; one added to a group not reached runs the stable revision",
 		in: rollout.Input{Strategy: ppg(func(s *v1alpha1.RolloutStrategy) {
 			s.Groups = []v1alpha1.RolloutGroup{group("canary", "canary"), group("rest", "rest"), group("late", "late")}
-		}), Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+		}), Previous: startedIn(rolling("r1", "r2"), "canary", "rest"), Owners: []rollout.Owner{
 			owner("ns/a", label("tier", "canary"), succeededAtR2("canary")),
 			owner("ns/b", label("tier", "rest"), record(progressing, "r2", "rest", -time.Minute, -time.Minute)),
 			owner("ns/c", label("tier", "canary"), running(""), noReady),

@@ -16,8 +16,6 @@ type member struct {
 	// group is the group the owner counts in: the one recorded at its admission (admission never
 	// moves backwards, even if the owner's labels change), else the one its labels choose now.
 	group string
-	// wasAdmitted: the input already had it admitted to the target.
-	wasAdmitted bool
 	// byTurn: admitted in this decision because the rollout reached it.
 	byTurn bool
 }
@@ -43,6 +41,9 @@ type decision struct {
 	order   []segment            // admission order
 	// breached says the blueprint already reported MaxFailuresBreached (Input.Degraded).
 	breached bool
+	// groupStarted are the groups in which the blueprint's status, as last written for the target,
+	// already counted an admitted owner.
+	groupStarted map[string]bool
 }
 
 func newDecision(in Input) *decision {
@@ -64,6 +65,12 @@ func newDecision(in Input) *decision {
 		d.groups[m.group] = append(d.groups[m.group], m)
 	}
 	d.order = d.admissionOrder()
+	d.groupStarted = map[string]bool{}
+	if p := in.Previous; p != nil && p.TargetRevision == in.Target {
+		for _, g := range p.Groups {
+			d.groupStarted[g.Name] = g.Counts != (v1alpha1.RolloutCounts{ToApply: g.Counts.ToApply})
+		}
+	}
 	d.breached = in.Degraded != nil && in.Degraded.Status == metav1.ConditionTrue && in.Degraded.Reason == v1alpha1.ReasonMaxFailuresBreached
 	return d
 }
@@ -74,7 +81,7 @@ func (d *decision) member(o *Owner) *member {
 	m := &member{owner: o, group: d.groupOf(o.Labels)}
 	rec := o.Record
 	if rec != nil && rec.Revision == d.target && rec.State != v1alpha1.RolloutToApply {
-		m.rec, m.wasAdmitted = *rec.DeepCopy(), true
+		m.rec = *rec.DeepCopy()
 		if d.isGroup(rec.Group) {
 			m.group = rec.Group
 		}

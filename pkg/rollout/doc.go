@@ -21,8 +21,11 @@
 //     once rather than at its turn: admitting it changes nothing it runs. Pause still holds it.
 //   - A rollout held by failures is not complete even when every owner is final: it has not
 //     reached every owner within budget, so the stable revision stays.
-//   - GroupStarted is recorded when the rollout reaches a group none of whose owners was admitted
-//     yet; owners admitted early because they already run the target count as admitted.
+//   - GroupStarted is recorded when the rollout reaches a group none of whose owners the blueprint's
+//     status counted as admitted; owners admitted early because they already run the target count
+//     as admitted. Like every event, it is read from the blueprint's status as last written
+//     (Previous, Degraded), never from the owners' records, which owners also move themselves.
+//   - status.rollout.groups lists groups in rollout order: mandatory groups first.
 //   - An owner whose status was written while its blueprint's newest spec was not yet reconciled
 //     (Owner.Stale) is neither admitted nor moved: its Ready=Unknown says only that the blueprint
 //     changed. Otherwise every edit of a blueprint would restart every soak, and a rollout that

@@ -102,3 +102,11 @@ func next(in rollout.Input, p rollout.Plan) rollout.Input {
 	out.Previous, out.Degraded = &status, &degraded
 	return out
 }
+
+// startedIn is prev as written once the rollout had admitted an owner in each of groups.
+func startedIn(prev *v1alpha1.BlueprintRolloutStatus, groups ...string) *v1alpha1.BlueprintRolloutStatus {
+	for _, g := range groups {
+		prev.Groups = append(prev.Groups, v1alpha1.GroupRolloutStatus{Name: g, Counts: v1alpha1.RolloutCounts{Progressing: 1}})
+	}
+	return prev
+}

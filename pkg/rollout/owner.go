@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,11 +160,14 @@ func (d *decision) budget(where string, ms []*member) verdict {
 	return verdict{}
 }
 
-// groupNames are the named groups in spec order, then "" when some owner is in no group.
+// groupNames are the groups in rollout order: mandatory groups first, then the other named groups
+// in spec order, then "" when some owner is in no group.
 func (d *decision) groupNames() []string {
-	var names []string
+	names := slices.Clone(d.mandatory)
 	for _, g := range d.Groups {
-		names = append(names, g.Name)
+		if !d.isMandatory(g.Name) {
+			names = append(names, g.Name)
+		}
 	}
 	if len(d.groups[""]) > 0 {
 		names = append(names, "")

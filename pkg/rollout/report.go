@@ -183,15 +183,14 @@ func (d *decision) events(complete bool, stopped verdict) []Event {
 }
 
 // startedGroups are the groups, in admission order, whose first owners the rollout reached in this
-// decision: none of their owners was admitted before and some are now, by their turn.
+// decision: the blueprint's status counted none of their owners admitted, and some are now, by
+// their turn. Read from the blueprint's status rather than the owners' records, a decision whose
+// admissions were written but whose status lost to a newer copy still records the event once.
 func (d *decision) startedGroups() []string {
 	var names []string
 	for _, s := range d.order {
 		for _, m := range s.members {
-			if !m.byTurn || slices.Contains(names, m.group) {
-				continue
-			}
-			if !slices.ContainsFunc(d.groups[m.group], func(o *member) bool { return o.wasAdmitted }) {
+			if m.byTurn && !d.groupStarted[m.group] && !slices.Contains(names, m.group) {
 				names = append(names, m.group)
 			}
 		}
