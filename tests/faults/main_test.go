@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,12 +35,8 @@ func TestMain(m *testing.M) {
 	logf.SetLogger(logr.Discard())
 	harness.Main(m, harness.Options{BuildController: true, Setup: func(c context.Context, e *harness.Env) error {
 		ctx, env = c, e
-		cfg := rest.CopyConfig(e.Cluster.Config)
-		cfg.QPS, cfg.Burst = 200, 400
-		// A short timeout keeps a request made while kube-apiserver is down from hanging.
-		cfg.Timeout = 20 * time.Second
 		var err error
-		k8s, err = client.New(cfg, client.Options{Scheme: e.Scheme})
+		k8s, err = e.FastClient()
 		return err
 	}})
 }

@@ -3,11 +3,13 @@ package harness
 import (
 	"context"
 	"testing"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -49,4 +51,13 @@ func (e *Env) StamperNamespace(ctx context.Context, t testing.TB, c client.Clien
 		},
 	)
 	return ns.Name
+}
+
+// FastClient is an admin client with a QPS high enough to create hundreds of Workloads quickly,
+// whose requests give up after 20 s (so that one made while kube-apiserver is down cannot hang).
+func (e *Env) FastClient() (client.Client, error) {
+	cfg := rest.CopyConfig(e.Cluster.Config)
+	cfg.QPS, cfg.Burst = 200, 400
+	cfg.Timeout = 20 * time.Second
+	return client.New(cfg, client.Options{Scheme: e.Scheme})
 }
