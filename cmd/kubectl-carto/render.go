@@ -74,7 +74,7 @@ It exits 1 when a blueprint cannot be selected or a resource cannot be stamped.`
 				return err
 			}
 			var b strings.Builder
-			failed := 0
+			incomplete := 0
 			for _, o := range selected {
 				if o.GetNamespace() == "" {
 					o.SetNamespace(ns)
@@ -83,17 +83,19 @@ It exits 1 when a blueprint cannot be selected or a resource cannot be stamped.`
 				if err != nil {
 					return err
 				}
-				n, err := writeRendering(&b, o, r)
+				failed, err := writeRendering(&b, o, r)
 				if err != nil {
 					return err
 				}
-				failed += n
+				if failed > 0 {
+					incomplete++
+				}
 			}
 			if _, err := fmt.Fprint(a.out, b.String()); err != nil {
 				return err
 			}
-			if failed > 0 {
-				return fmt.Errorf("%d of the rendered owners' blueprints or resources failed (see the comments)", failed)
+			if incomplete > 0 {
+				return fmt.Errorf("%d of %d owners could not be rendered in full (see the comments)", incomplete, len(selected))
 			}
 			return nil
 		},
@@ -196,7 +198,7 @@ func writeRendering(b *strings.Builder, o v1alpha1.Owner, r *realizer.Rendering)
 		head = append(head, fmt.Sprintf("%s %s selects it, but: %s", blueprint, r.Blueprint.Name, conditionLine(r.Selection)))
 	default:
 		head = append(head,
-			fmt.Sprintf("%s %s selects it: the %s satisfies %d requirements of its selector, more than any other's", blueprint, r.Blueprint.Name, owner, r.Requirements),
+			fmt.Sprintf("%s %s selects it: it meets %s of its selector, more than any other %s", blueprint, r.Blueprint.Name, plural(r.Requirements, "requirement"), blueprint),
 			"objects are applied as ServiceAccount "+r.ServiceAccount)
 		if o.GetUID() == "" {
 			head = append(head, fmt.Sprintf("the %s has no uid yet: once applied, ownerReferences[0].uid is set and carto.run/stamp-digest differs", owner))
@@ -209,7 +211,7 @@ func writeRendering(b *strings.Builder, o v1alpha1.Owner, r *realizer.Rendering)
 	for _, res := range r.Resources {
 		lines := []string{"resource " + res.Name}
 		if res.Option != nil {
-			lines = append(lines, fmt.Sprintf("option %s chosen: the most specific option the %s satisfies (%d requirements)", optionName(res.Option), owner, res.OptionRequirements))
+			lines = append(lines, fmt.Sprintf("option %s chosen: the %s meets %s of its selector, more than any other option", optionName(res.Option), owner, plural(res.OptionRequirements, "requirement")))
 		}
 		if res.Template != nil {
 			lines[0] += ": template " + res.Template.Kind + "/" + res.Template.Name

@@ -115,6 +115,20 @@ func Parse(file string, r io.Reader) ([]Document, error) {
 // validation writes it, e.g. spec.resources[1].templateRef.name,
 // metadata.labels[app.kubernetes.io/name], or spec.params[name=port].
 func Lookup(n *yaml.RNode, path string) *yaml.RNode {
+	found, _ := descend(n, path)
+	return found
+}
+
+// Get is the node at path in n (see Lookup), or nil when there is none.
+func Get(n *yaml.RNode, path string) *yaml.RNode {
+	if found, ok := descend(n, path); ok {
+		return found
+	}
+	return nil
+}
+
+// descend follows path from n as far as it leads, and says whether it got to the end.
+func descend(n *yaml.RNode, path string) (*yaml.RNode, bool) {
 	for _, seg := range splitPath(path) {
 		var next *yaml.RNode
 		switch {
@@ -130,17 +144,17 @@ func Lookup(n *yaml.RNode, path string) *yaml.RNode {
 					}
 				}
 			}
-		default:
+		case n.YNode().Kind == yaml.MappingNode:
 			if f := n.Field(seg.key); f != nil {
 				next = f.Value
 			}
 		}
 		if next == nil {
-			return n
+			return n, false
 		}
 		n = next
 	}
-	return n
+	return n, true
 }
 
 // segment is one step of a field path: a key, an index, or a list-map key (name=port).

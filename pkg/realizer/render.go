@@ -14,8 +14,10 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
+	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
 // RenderInput is what Render reads in place of a cluster.
@@ -343,4 +345,28 @@ func observed(objs []*unstructured.Unstructured, obj *unstructured.Unstructured,
 		}
 	}
 	return found
+}
+
+// Judge is what the controller would report for an object stamped from a template, read
+// offline (kubectl carto lint --rule): the resource's ResourceSubmitted (whether the
+// template's outputs can be read from it), Healthy, Ready, and the conditions of the
+// template's conditionRules. A ClusterDeploymentTemplate's deployment input is taken as
+// given.
+func Judge(tplObj client.Object, live *unstructured.Unstructured) []metav1.Condition {
+	tpl := templateOf(tplObj)
+	if tpl.spec == nil {
+		return nil
+	}
+	if c := unusable(tpl); c != nil {
+		return []metav1.Condition{*c}
+	}
+	_, err := readOutputs(tpl.name, tpl, live, &stamp.Source{})
+	scope := expr.NewScope(live.Object)
+	healthy := judge(live, tpl, err == nil, scope)
+	c := submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
+	if problem := outputProblem(tpl, live, err, healthy); problem != nil {
+		c = *problem
+	}
+	ready := health.ResourceReady(0, &c, &healthy)
+	return append([]metav1.Condition{c, healthy, ready}, workitems.Evaluate(tpl.spec.ConditionRules, live, scope)...)
 }

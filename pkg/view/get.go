@@ -3,8 +3,10 @@ package view
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,25 +19,7 @@ import (
 // template, Ready, Healthy, completion, generation and object.
 func PrintOwner(w io.Writer, o Owner, opts Options) error {
 	var b strings.Builder
-	summary := table{}
-	summary.plainRow(o.Kind+":", o.Namespace+"/"+o.Name+" (generation "+strconv.FormatInt(o.Generation, 10)+")")
-	blueprint := "-"
-	if o.Blueprint != nil {
-		blueprint = o.Blueprint.Name
-	}
-	if o.Status.BlueprintRevision != "" {
-		blueprint += " at revision " + o.Status.BlueprintRevision
-	}
-	summary.plainRow(capitalize(o.BlueprintTerm())+":", blueprint)
-	summary.row(plain("Ready:"), o.readyLine())
-	summary.row(plain("Available:"), o.availableLine())
-	if r := o.Status.Rollout; r != nil {
-		summary.plainRow("Rollout:", rolloutLine(r, opts))
-	}
-	for _, c := range o.ruleConditions() {
-		summary.row(plain(c.Type+":"), join(statusText(c.Status), plain(reasonMessage(&c))))
-	}
-	if err := summary.write(&b, opts.Color); err != nil {
+	if err := o.summary().write(&b, opts.Color); err != nil {
 		return err
 	}
 
@@ -44,7 +28,7 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 	conds.plainRow("CONDITION", "STATUS", "GEN", "REASON", "AGE", "MESSAGE")
 	for _, c := range o.Status.Conditions {
 		conds.row(plain(c.Type), statusText(c.Status), plain(generation(c.ObservedGeneration)), plain(c.Reason),
-			plain(opts.age(c.LastTransitionTime.Time)), plain(c.Message))
+			plain(opts.age(c.LastTransitionTime.Time)), plain(oneLine(c.Message)))
 	}
 	if len(o.Status.Conditions) == 0 {
 		conds.plainRow("(none: the controller has not reported on this "+strings.ToLower(o.Kind)+" yet)", "", "", "", "", "")
@@ -71,7 +55,7 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 			if complete {
 				row = append(row, conditionStatus(findCondition(r.Conditions, v1alpha1.ConditionComplete)))
 			}
-			res.row(append(row, plain(generation(r.ObservedGeneration)), plain(object(r)))...)
+			res.row(append(row, plain(generation(r.ObservedGeneration)), plain(orDash(object(r))))...)
 		}
 		if err := res.write(&b, opts.Color); err != nil {
 			return err
@@ -79,6 +63,30 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// summary is the owner at a glance: its blueprint, Ready at the current generation
+// beside Available at the last good one, its rollout and its rule conditions.
+func (o Owner) summary() *table {
+	t := &table{}
+	t.plainRow(o.Kind+":", o.Namespace+"/"+o.Name+" (generation "+strconv.FormatInt(o.Generation, 10)+")")
+	blueprint := "-"
+	if o.Blueprint != nil {
+		blueprint = o.Blueprint.Name
+	}
+	if o.Status.BlueprintRevision != "" {
+		blueprint += " at revision " + o.Status.BlueprintRevision
+	}
+	t.plainRow(capitalize(o.BlueprintTerm())+":", blueprint)
+	t.row(plain("Ready:"), o.readyLine())
+	t.row(plain("Available:"), o.availableLine())
+	if r := o.Status.Rollout; r != nil {
+		t.plainRow("Rollout:", rolloutLine(r))
+	}
+	for _, c := range o.ruleConditions() {
+		t.row(plain(c.Type+":"), join(statusText(c.Status), plain(because(&c))))
+	}
+	return t
 }
 
 // readyLine says whether the owner is Ready at its current generation, and why not.
@@ -92,7 +100,7 @@ func (o Owner) readyLine() text {
 		return join(t, plain(fmt.Sprintf("(the controller has not observed generation %d yet)", o.Generation)))
 	}
 	if c.Status != metav1.ConditionTrue {
-		t = join(t, plain(reasonMessage(c)))
+		t = join(t, plain(because(c)))
 	}
 	return t
 }
@@ -105,7 +113,7 @@ func (o Owner) availableLine() text {
 		return plain("Unknown: the controller has not reported on it yet")
 	}
 	if c.Status != metav1.ConditionTrue {
-		return join(statusText(c.Status), plain(reasonMessage(c)))
+		return join(statusText(c.Status), plain(because(c)))
 	}
 	t := join(statusText(c.Status), plain(fmt.Sprintf("at generation %d", c.ObservedGeneration)))
 	if c.ObservedGeneration < o.Generation {
@@ -115,12 +123,20 @@ func (o Owner) availableLine() text {
 }
 
 // rolloutLine is an owner's place in its blueprint's rollout.
-func rolloutLine(r *v1alpha1.OwnerRolloutStatus, opts Options) string {
+func rolloutLine(r *v1alpha1.OwnerRolloutStatus) string {
 	s := fmt.Sprintf("%s at revision %s", r.State, r.Revision)
 	if r.Group != "" {
 		s += ", group " + r.Group
 	}
-	return s + ", for " + opts.age(r.LastTransitionTime.Time)
+	return s + ", since " + r.LastTransitionTime.UTC().Format(time.RFC3339)
+}
+
+// because is "(Reason): message", or "(Reason)" alone: why a condition has its status.
+func because(c *metav1.Condition) string {
+	if c.Message == "" {
+		return "(" + c.Reason + ")"
+	}
+	return "(" + c.Reason + "): " + oneLine(c.Message)
 }
 
 // reasonMessage is "Reason: message", or the reason alone.
@@ -128,7 +144,20 @@ func reasonMessage(c *metav1.Condition) string {
 	if c.Message == "" {
 		return c.Reason
 	}
-	return c.Reason + ": " + c.Message
+	return c.Reason + ": " + oneLine(c.Message)
+}
+
+// oneLine is s with its line breaks, and the spaces around them, made one space: a CEL
+// error's caret diagram would otherwise break a table or a "why" line.
+func oneLine(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), " ")
 }
 
 func generation(g int64) string {
@@ -150,4 +179,14 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// PrintConditions prints conditions as a table: type, status, reason and message.
+func PrintConditions(w io.Writer, conds []metav1.Condition, opts Options) error {
+	t := table{}
+	t.plainRow("CONDITION", "STATUS", "REASON", "MESSAGE")
+	for _, c := range conds {
+		t.row(plain(c.Type), statusText(c.Status), plain(c.Reason), plain(oneLine(c.Message)))
+	}
+	return t.write(w, opts.Color)
 }

@@ -124,16 +124,16 @@ func deciding(r v1alpha1.ResourceStatus) *metav1.Condition {
 	return meta.FindStatusCondition(r.Conditions, v1alpha1.ConditionReady)
 }
 
-// object is how printers name a resource's stamped object: Kind/name, or what stands in
-// for it.
+// object is how printers name a resource's stamped object: Kind/name, "pass-through"
+// for a resource that forwards an input, or "" when nothing was stamped.
 func object(r v1alpha1.ResourceStatus) string {
 	switch {
 	case r.StampedRef != nil:
 		return r.StampedRef.Kind + "/" + r.StampedRef.Name
 	case r.TemplateRef == nil && meta.IsStatusConditionTrue(r.Conditions, v1alpha1.ConditionResourceSubmitted):
-		return "(pass-through)"
+		return "pass-through"
 	}
-	return "(none)"
+	return ""
 }
 
 // template is how printers name a resource's template: Kind/name.

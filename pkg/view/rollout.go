@@ -61,7 +61,7 @@ func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
 		}
 	}
 	if r != nil && r.NextCheckTime != nil {
-		summary.plainRow("Next check:", "in "+opts.until(r.NextCheckTime.Time))
+		summary.plainRow("Next check:", r.NextCheckTime.UTC().Format(time.RFC3339)+" ("+opts.until(r.NextCheckTime.Time)+")")
 	}
 	if err := summary.write(&b, opts.Color); err != nil {
 		return err
@@ -131,12 +131,12 @@ func countCells(c v1alpha1.RolloutCounts) []string {
 	return out
 }
 
-// until is how long until t, as age prints durations; "0s" once t has passed.
+// until is "in <duration>" until t, as age prints durations, or "due" once t has passed.
 func (o Options) until(t time.Time) string {
 	if !t.After(o.Now) {
-		return "0s"
+		return "due"
 	}
-	return duration.HumanDuration(t.Sub(o.Now))
+	return "in " + duration.HumanDuration(t.Sub(o.Now))
 }
 
 // BlueprintOf is the Blueprint of a ClusterSupplyChain or ClusterDelivery.

@@ -57,14 +57,9 @@ const previewWidth = 60
 // changed).
 func PrintTree(w io.Writer, o Owner, opts Options) error {
 	var b strings.Builder
-	b.WriteString(fmt.Sprintf("%s (generation %d)\n", o.Ref(), o.Generation))
-	state := join(plain("Ready"), o.readyLine())
-	state = append(state, plain("; ")...)
-	state = append(state, join(plain("Available"), o.availableLine())...)
-	if r := o.Status.Rollout; r != nil {
-		state = append(state, plain("; Rollout "+rolloutCell(r))...)
+	if err := o.summary().write(&b, opts.Color); err != nil {
+		return err
 	}
-	b.WriteString(state.render(opts.Color) + "\n")
 	roots := Tree(o)
 	if len(roots) == 0 {
 		line := plain("no resources")
@@ -86,7 +81,10 @@ func writeNode(b *strings.Builder, o Owner, n *Node, prefix string, last bool, o
 		branch, indent = "└─ ", "   "
 	}
 	r := n.Resource
-	line := plain(r.Name + "  " + object(r))
+	line := plain(r.Name)
+	if obj := object(r); obj != "" {
+		line = plain(r.Name + "  " + obj)
+	}
 	var conds []metav1.Condition
 	for _, t := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionHealthy} {
 		if c := findCondition(r.Conditions, t); c != nil {

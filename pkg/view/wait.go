@@ -80,7 +80,7 @@ func State(o Owner, goal Goal) string {
 		if c == nil {
 			line = plain("Complete Unknown: not reported (its templates may have no Complete rule)")
 		} else {
-			line = join(plain("Complete"), statusText(c.Status), plain(fmt.Sprintf("at generation %d", c.ObservedGeneration)), plain(reasonMessage(c)))
+			line = join(plain("Complete"), statusText(c.Status), plain(fmt.Sprintf("at generation %d", c.ObservedGeneration)), plain(because(c)))
 		}
 		if !o.Observed() {
 			line = join(line, plain(fmt.Sprintf("(the controller has not observed generation %d yet)", o.Generation)))

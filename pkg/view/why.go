@@ -78,8 +78,11 @@ func PrintWhy(w io.Writer, o Owner, opts Options) error {
 	}
 	for _, p := range problems {
 		who := o.Ref() + ":"
-		if p.Resource != "" {
+		switch {
+		case p.Object != "":
 			who = fmt.Sprintf("%s (%s):", p.Resource, p.Object)
+		case p.Resource != "":
+			who = p.Resource + ":"
 		}
 		c := p.Condition
 		t := join(plain(who), append(plain(c.Type+"="), statusText(c.Status)...), plain(reasonMessage(&c)))

@@ -169,7 +169,7 @@ func dumpWorkloads(t *testing.T, dir string, cases []*corpusCase) {
 	for _, c := range cases {
 		var docs []string
 		for _, wl := range observe(t).workloads {
-			if wl.GetLabels()[caseLabel] != c.ID && !strings.HasPrefix(wl.GetName(), c.ID) {
+			if wl.GetLabels()[caseLabel] != c.ID && wl.GetName() != c.ID {
 				continue
 			}
 			unstructured.RemoveNestedField(wl.Object, "metadata", "managedFields")
