@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -84,5 +88,26 @@ func golden(t *testing.T, path, got string) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s differs (-want +got; go test -update rewrites it if the change is right):\n%s", path, diff)
+	}
+}
+
+// A kind the cluster does not serve is a missing CRD; a denial names the permission.
+func TestExplain(t *testing.T) {
+	gr := schema.GroupResource{Group: "carto.run", Resource: "workloads"}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		// What client-go makes of the API server's 404 for a resource it does not serve.
+		{apierrors.NewGenericServerResponse(http.StatusNotFound, "get", gr, "app", "", 0, true),
+			"the cluster does not serve workloads.carto.run (carto.run/v1alpha1): is Surveyor installed? Its CRDs are in config/crd"},
+		{apierrors.NewNotFound(gr, "app"), `workload "app" not found in namespace dev`},
+		{apierrors.NewForbidden(gr, "app", errors.New(`User "jane" cannot get resource "workloads"`)),
+			`not allowed by RBAC: workloads.carto.run "app" is forbidden: User "jane" cannot get resource "workloads"`},
+	}
+	for _, tt := range tests {
+		if got := explain(tt.err, workloads, "dev", "app").Error(); got != tt.want {
+			t.Errorf("explain(%v) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }

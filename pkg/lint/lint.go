@@ -124,10 +124,11 @@ func (l *linter) atDoc(d manifest.Document, path, format string, args ...any) {
 	})
 }
 
-// reported says whether a problem was recorded at the field path of e's document.
+// reported says whether a problem was recorded at the field path of e's document, or
+// anywhere in it when path is empty.
 func (l *linter) reported(e entry, path string) bool {
 	return slices.ContainsFunc(l.problems, func(p Problem) bool {
-		return p.File == e.doc.File && p.Object == objectName(e.doc) && p.Field == path
+		return p.File == e.doc.File && p.Object == objectName(e.doc) && (path == "" || p.Field == path)
 	})
 }
 

@@ -52,8 +52,7 @@ var contextKeys = []string{
 func (l *linter) template(e entry, kind string, spec *v1alpha1.TemplateSpec) {
 	info := &templateInfo{entry: e, spec: spec, params: map[string]string{}}
 	l.templates[templateKey{kind, e.obj.GetName()}] = info
-	before := len(l.problems)
-	defer func() { info.broken = len(l.problems) > before }()
+	defer func() { info.broken = l.reported(e, "") }()
 
 	for _, err := range []error{health.Validate(health.RuleOf(spec)), workitems.Validate(spec.ConditionRules)} {
 		var invalid *health.InvalidRuleError

@@ -97,6 +97,7 @@ type RenderedResource struct {
 // is known only when it was given, can be read from an observed object, or is a field the
 // stamped object itself sets. What cannot be stamped is said, in the words the controller
 // would put in the owner's status, never guessed.
+//
 // An error is returned only for an owner that cannot be read at all.
 func Render(in RenderInput) (*Rendering, error) {
 	kind := ownerKindOf(in.Owner)
@@ -190,7 +191,8 @@ type renderer struct {
 func (r *renderer) resource(res *resourceSpec) RenderedResource {
 	out := RenderedResource{Name: res.name}
 	result := &resourceResult{status: v1alpha1.ResourceStatus{Name: res.name}}
-	r.byName[res.name] = result
+	// Later resources see this one; it cannot read itself, as in the controller.
+	defer func() { r.byName[res.name] = result }()
 	done := func(c metav1.Condition) RenderedResource {
 		result.submitted, out.Submitted = c, c
 		return out
