@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -35,27 +36,26 @@ type resourceView struct {
 }
 
 type inputView struct {
-	ref     v1alpha1.ResourceReference
+	ref v1alpha1.ResourceReference
+	// group is the field the input is listed in: sources, images, deployment or configs.
+	group   string
 	outputs []string
 	field   string
-	// deployment marks a delivery resource's deployment input, which no option passes
-	// through.
-	deployment bool
 }
 
 func blueprintOf(obj client.Object) *bpView {
 	inputs := func(i int, sources, images []v1alpha1.ResourceReference, deployment *v1alpha1.DeploymentReference, configs []v1alpha1.ResourceReference) []inputView {
 		var out []inputView
-		add := func(refs []v1alpha1.ResourceReference, field string, outputs ...string) {
+		add := func(refs []v1alpha1.ResourceReference, group string, outputs ...string) {
 			for j, r := range refs {
-				out = append(out, inputView{ref: r, outputs: outputs, field: fmt.Sprintf("spec.resources[%d].%s[%d].resource", i, field, j)})
+				out = append(out, inputView{ref: r, group: group, outputs: outputs, field: fmt.Sprintf("spec.resources[%d].%s[%d].resource", i, group, j)})
 			}
 		}
 		add(sources, "sources", stamp.OutputURL, stamp.OutputRevision)
 		add(images, "images", stamp.OutputImage)
 		if deployment != nil {
-			out = append(out, inputView{ref: v1alpha1.ResourceReference{Name: "deployment", Resource: deployment.Resource},
-				outputs: []string{stamp.OutputURL, stamp.OutputRevision}, field: fmt.Sprintf("spec.resources[%d].deployment.resource", i), deployment: true})
+			out = append(out, inputView{ref: v1alpha1.ResourceReference{Name: "deployment", Resource: deployment.Resource}, group: "deployment",
+				outputs: []string{stamp.OutputURL, stamp.OutputRevision}, field: fmt.Sprintf("spec.resources[%d].deployment.resource", i)})
 		}
 		add(configs, "configs", stamp.OutputConfig)
 		return out
@@ -103,7 +103,8 @@ func (l *linter) blueprint(e entry, bp *bpView) {
 	}
 	for i, r := range bp.resources {
 		path := fmt.Sprintf("spec.resources[%d]", i)
-		if r.template != "" && outputsOf(r.kind) != nil || r.kind == v1alpha1.KindClusterTemplate {
+		// A kind that is no template kind is the schema's to report.
+		if r.template != "" && (outputsOf(r.kind) != nil || r.kind == v1alpha1.KindClusterTemplate) {
 			l.templateRef(e, bp, r, path+".templateRef.name", r.template)
 		}
 		l.options(e, bp, r, path)
@@ -141,26 +142,52 @@ func (l *linter) options(e entry, bp *bpView, r resourceView, path string) {
 		if o.Name != "" {
 			l.templateRef(e, bp, r, at+".name", o.Name)
 		}
-		if o.PassThrough != "" && !slices.ContainsFunc(r.inputs, func(in inputView) bool { return in.ref.Name == o.PassThrough && !in.deployment }) {
+		if o.PassThrough != "" && !slices.ContainsFunc(r.inputs, func(in inputView) bool { return in.ref.Name == o.PassThrough && in.group != "deployment" }) {
 			l.at(e, at+".passThrough", "resource [%s] passes through input [%s], which is not among its inputs", r.name, o.PassThrough)
 		}
 	}
 }
 
-// templateRef checks that a referenced template is among the documents, and that every
-// param it reads is declared by it, the blueprint or the resource.
+// templateRef checks that a referenced template is among the documents, that every
+// param it reads is declared by it, the blueprint or the resource, and that the resource
+// has every input it reads.
 func (l *linter) templateRef(e entry, bp *bpView, r resourceView, field, name string) {
 	t, ok := l.templates[templateKey{r.kind, name}]
 	if !ok {
 		l.at(e, field, "template %s/%s is not among the files: did not find the template of the resource(s) [%s]", r.kind, name, r.name)
 		return
 	}
-	for param := range t.params {
+	for _, param := range slices.Sorted(maps.Keys(t.params)) {
 		declared := slices.ContainsFunc(t.spec.Params, func(p v1alpha1.TemplateParam) bool { return p.Name == param }) ||
 			slices.ContainsFunc(append(slices.Clone(bp.params), r.params...), func(p v1alpha1.BlueprintParam) bool { return p.Name == param })
 		if !declared {
-			l.at(e, field, "template %s/%s reads $(params.%s)$ (at %s), which neither it, the %s nor the resource declares: only an owner that gives it can be stamped",
-				r.kind, name, param, t.params[param], bp.term)
+			use := t.params[param]
+			l.at(e, field, "template %s/%s reads $(%s)$ (at %s), which neither it, the %s nor the resource declares: only an owner that gives it can be stamped",
+				r.kind, name, use.tag, use.field, bp.term)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(t.inputs)) {
+		use := t.inputs[key]
+		group, input, named := strings.Cut(key, ".")
+		if !named {
+			group = map[string]string{"source": "sources", "image": "images", "config": "configs"}[key]
+			if key == "deployment" {
+				group = key
+			}
+		}
+		n := 0
+		for _, in := range r.inputs {
+			if in.group == group && (!named || in.ref.Name == input) {
+				n++
+			}
+		}
+		switch {
+		case named && n == 0:
+			l.at(e, field, "template %s/%s reads $(%s)$ (at %s), but resource [%s] has no %s input named [%s]", r.kind, name, use.tag, use.field, r.name, group, input)
+		case !named && key == "deployment" && n == 0:
+			l.at(e, field, "template %s/%s reads $(%s)$ (at %s), but resource [%s] has no deployment input", r.kind, name, use.tag, use.field, r.name)
+		case !named && key != "deployment" && n != 1:
+			l.at(e, field, "template %s/%s reads $(%s)$ (at %s), which needs exactly one %s input, and resource [%s] has %d", r.kind, name, use.tag, use.field, group, r.name, n)
 		}
 	}
 }

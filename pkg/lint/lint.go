@@ -29,13 +29,14 @@ type Problem struct {
 	Message string
 }
 
-// String is "file:line: Kind/name: field: message".
+// String is "file:line: Kind/name: field: message", on one line (a CEL error's caret
+// diagram included).
 func (p Problem) String() string {
 	s := p.File + ":" + strconv.Itoa(p.Line) + ": " + p.Object + ": "
 	if p.Field != "" {
 		s += p.Field + ": "
 	}
-	return s + p.Message
+	return s + strings.Join(strings.Fields(p.Message), " ")
 }
 
 // entry is a document and what it decoded to.
@@ -58,8 +59,11 @@ type templateKey struct{ kind, name string }
 type templateInfo struct {
 	entry
 	spec *v1alpha1.TemplateSpec
-	// params are the params its $(params.<name>)$ tags read, with the field of the first.
-	params map[string]string
+	// params are the params its $(params.<name>)$ tags read, by name, with the first tag.
+	params map[string]tagUse
+	// inputs are the inputs its tags read, by "sources.<name>" (images, configs), or by
+	// "source", "image", "config" or "deployment", with the first tag.
+	inputs map[string]tagUse
 	// broken is set when the template has a problem of its own, which every owner using
 	// it would only repeat.
 	broken bool

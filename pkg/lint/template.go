@@ -3,7 +3,6 @@ package lint
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -50,7 +49,7 @@ var contextKeys = []string{
 // object it stamps: every $(...)$ tag parses and reads something a context has, and the
 // object has what the controller needs to apply it.
 func (l *linter) template(e entry, kind string, spec *v1alpha1.TemplateSpec) {
-	info := &templateInfo{entry: e, spec: spec, params: map[string]string{}}
+	info := &templateInfo{entry: e, spec: spec, params: map[string]tagUse{}, inputs: map[string]tagUse{}}
 	l.templates[templateKey{kind, e.obj.GetName()}] = info
 	defer func() { info.broken = l.reported(e, "") }()
 
@@ -93,8 +92,48 @@ func (l *linter) path(e entry, field, path string) {
 	}
 }
 
-// paramTag is a tag reading a param: params.name or params['name'].
-var paramTag = regexp.MustCompile(`^\.?params(?:\.([A-Za-z0-9_-]+)|\[['"]([^'"]+)['"]\])`)
+// inputFields are the fields of each kind of input a tag may read, by context key.
+var inputFields = map[string][]string{
+	"sources": {stamp.OutputURL, stamp.OutputRevision}, "images": {stamp.OutputImage}, "configs": {stamp.OutputConfig},
+	"source": {stamp.OutputURL, stamp.OutputRevision}, "deployment": {stamp.OutputURL, stamp.OutputRevision},
+}
+
+// tagUse is a tag that reads a param or an input, and where the template has it.
+type tagUse struct {
+	tag   string
+	field string
+}
+
+// segments are the plain steps a tag's path starts with: workload.spec.image and
+// params['port'] give [workload spec image] and [params port]. A step that is no plain
+// name or quoted key (an index, a filter, a wildcard) ends them.
+func segments(tag string) []string {
+	rest := strings.TrimSuffix(strings.TrimLeft(tag, "{.$"), "}")
+	var out []string
+	for rest != "" {
+		switch {
+		case strings.HasPrefix(rest, "."):
+			rest = rest[1:]
+		case strings.HasPrefix(rest, "['") || strings.HasPrefix(rest, `["`):
+			end := strings.Index(rest[2:], rest[1:2]+"]")
+			if end < 0 {
+				return out
+			}
+			out = append(out, rest[2:2+end])
+			rest = rest[2+end+2:]
+		case strings.HasPrefix(rest, "["):
+			return out
+		default:
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			out = append(out, rest[:end])
+			rest = rest[end:]
+		}
+	}
+	return out
+}
 
 // templateObject checks the object a template stamps.
 func (l *linter) templateObject(e entry, info *templateInfo, spec *v1alpha1.TemplateSpec) {
@@ -126,22 +165,48 @@ func (l *linter) templateObject(e entry, info *templateInfo, spec *v1alpha1.Temp
 				l.at(e, field, "tag $(%s)$: %v", tag, err)
 				continue
 			}
-			root := strings.TrimLeft(tag, "{.$")
-			if i := strings.IndexAny(root, ".["); i >= 0 {
-				root = root[:i]
-			}
-			if !slices.Contains(contextKeys, root) {
-				l.at(e, field, "tag $(%s)$ reads %q, which no template's context has: it has %s", tag, root, strings.Join(contextKeys, ", "))
-				continue
-			}
-			if m := paramTag.FindStringSubmatch(tag); m != nil {
-				param := m[1] + m[2]
-				if _, seen := info.params[param]; !seen {
-					info.params[param] = field
-				}
-			}
+			l.tag(e, info, field, tag)
 		}
 	})
+}
+
+// tag checks what a $(...)$ tag reads, and records the params and inputs it needs.
+func (l *linter) tag(e entry, info *templateInfo, field, tag string) {
+	segs := segments(tag)
+	if len(segs) == 0 {
+		return
+	}
+	root := segs[0]
+	if !slices.Contains(contextKeys, root) {
+		l.at(e, field, "tag $(%s)$ reads %q, which no template's context has: it has %s", tag, root, strings.Join(contextKeys, ", "))
+		return
+	}
+	use := tagUse{tag: tag, field: field}
+	inputField := 2 // the step naming an input's field: sources.<name>.<field>
+	switch root {
+	case "params":
+		if len(segs) > 1 {
+			if _, seen := info.params[segs[1]]; !seen {
+				info.params[segs[1]] = use
+			}
+		}
+		return
+	case "sources", "images", "configs":
+		if len(segs) > 1 {
+			key := root + "." + segs[1]
+			if _, seen := info.inputs[key]; !seen {
+				info.inputs[key] = use
+			}
+		}
+	case "source", "image", "config", "deployment":
+		if _, seen := info.inputs[root]; !seen {
+			info.inputs[root] = use
+		}
+		inputField = 1
+	}
+	if fields := inputFields[root]; fields != nil && len(segs) > inputField && !slices.Contains(fields, segs[inputField]) {
+		l.at(e, field, "tag $(%s)$ reads [%s], which %s inputs do not have: they have %s", tag, segs[inputField], root, strings.Join(fields, ", "))
+	}
 }
 
 // walk calls visit with the field path and value of every string scalar under n, whose
