@@ -130,7 +130,8 @@ func object(r v1alpha1.ResourceStatus) string {
 	switch {
 	case r.StampedRef != nil:
 		return r.StampedRef.Kind + "/" + r.StampedRef.Name
-	case r.TemplateRef == nil && meta.IsStatusConditionTrue(r.Conditions, v1alpha1.ConditionResourceSubmitted):
+	}
+	if c := findCondition(r.Conditions, v1alpha1.ConditionResourceSubmitted); c != nil && c.Reason == v1alpha1.ReasonPassThrough {
 		return "pass-through"
 	}
 	return ""
