@@ -35,7 +35,8 @@ type kind struct {
 	Names   []string
 	newObj  func() client.Object
 	newList func() runtime.Object
-	// items are the objects of a list of this kind.
+	// items are the objects of a list of this kind; nil for the blueprint kinds, which
+	// the plugin reads one by one.
 	items func(runtime.Object) []client.Object
 }
 

@@ -111,14 +111,14 @@ func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output stri
 	if err != nil {
 		return err
 	}
-	owners := make([]view.Owner, len(objs))
+	rows := make([]view.Owner, len(objs))
 	printed := map[string]string{} // namespace/name -> resourceVersion
 	for i, o := range objs {
-		owners[i] = view.OwnerOf(o.(v1alpha1.Owner))
+		rows[i] = view.OwnerOf(o.(v1alpha1.Owner))
 		printed[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
 	}
 	lo := view.ListOptions{Options: opts, AllNamespaces: allNamespaces}
-	if len(owners) == 0 && !watch {
+	if len(rows) == 0 && !watch {
 		where := "in namespace " + ns
 		if allNamespaces {
 			where = "in any namespace"
@@ -126,11 +126,11 @@ func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output stri
 		fmt.Fprintf(a.errOut, "No %s found %s.\n", k.Resource, where)
 		return nil
 	}
-	if err := view.PrintList(a.out, k.Kind, owners, lo); err != nil || !watch {
+	if err := view.PrintList(a.out, k.Kind, rows, lo); err != nil || !watch {
 		return err
 	}
 	// Rows printed from now on keep the header's columns.
-	cols := view.ListColumns(owners)
+	cols := view.ListColumns(rows)
 	lo.NoHeaders, lo.Columns = true, &cols
 	err = c.watch(ctx, k, ns, "", func(o client.Object, deleted bool) (bool, error) {
 		key := o.GetNamespace() + "/" + o.GetName()
