@@ -117,7 +117,6 @@ func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output stri
 		rows[i] = view.OwnerOf(o.(v1alpha1.Owner))
 		printed[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
 	}
-	lo := view.ListOptions{Options: opts, AllNamespaces: allNamespaces}
 	if len(rows) == 0 && !watch {
 		where := "in namespace " + ns
 		if allNamespaces {
@@ -126,20 +125,18 @@ func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output stri
 		fmt.Fprintf(a.errOut, "No %s found %s.\n", k.Resource, where)
 		return nil
 	}
-	if err := view.PrintList(a.out, k.Kind, rows, lo); err != nil || !watch {
+	p := &view.ListPrinter{Kind: k.Kind, Options: view.ListOptions{Options: opts, AllNamespaces: allNamespaces}}
+	if err := p.Print(a.out, rows); err != nil || !watch {
 		return err
 	}
-	// Rows printed from now on keep the header's columns.
-	cols := view.ListColumns(rows)
-	lo.NoHeaders, lo.Columns = true, &cols
 	err = c.watch(ctx, k, ns, "", func(o client.Object, deleted bool) (bool, error) {
 		key := o.GetNamespace() + "/" + o.GetName()
 		if deleted || printed[key] == o.GetResourceVersion() {
 			return false, nil
 		}
 		printed[key] = o.GetResourceVersion()
-		lo.Now = a.now()
-		return false, view.PrintList(a.out, k.Kind, []view.Owner{view.OwnerOf(o.(v1alpha1.Owner))}, lo)
+		p.Options.Now = a.now()
+		return false, p.Print(a.out, []view.Owner{view.OwnerOf(o.(v1alpha1.Owner))})
 	})
 	return ignoreCanceled(err)
 }

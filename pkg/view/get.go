@@ -24,17 +24,18 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 	}
 
 	b.WriteByte('\n')
-	conds := table{}
-	conds.plainRow("CONDITION", "STATUS", "GEN", "REASON", "AGE", "MESSAGE")
-	for _, c := range o.Status.Conditions {
-		conds.row(plain(c.Type), statusText(c.Status), plain(generation(c.ObservedGeneration)), plain(c.Reason),
-			plain(opts.age(c.LastTransitionTime.Time)), plain(oneLine(c.Message)))
-	}
 	if len(o.Status.Conditions) == 0 {
-		conds.plainRow("(none: the controller has not reported on this "+strings.ToLower(o.Kind)+" yet)", "", "", "", "", "")
-	}
-	if err := conds.write(&b, opts.Color); err != nil {
-		return err
+		fmt.Fprintf(&b, "No conditions: the controller has not reported on this %s yet.\n", strings.ToLower(o.Kind))
+	} else {
+		conds := table{}
+		conds.plainRow("CONDITION", "STATUS", "GEN", "REASON", "AGE", "MESSAGE")
+		for _, c := range o.Status.Conditions {
+			conds.row(plain(c.Type), statusText(c.Status), plain(generation(c.ObservedGeneration)), plain(c.Reason),
+				plain(opts.age(c.LastTransitionTime.Time)), plain(oneLine(c.Message)))
+		}
+		if err := conds.write(&b, opts.Color); err != nil {
+			return err
+		}
 	}
 
 	if len(o.Status.Resources) > 0 {

@@ -15,29 +15,14 @@ type ListOptions struct {
 	Options
 	// AllNamespaces adds the NAMESPACE column.
 	AllNamespaces bool
-	// NoHeaders leaves the header row out (for rows printed one by one while watching).
-	NoHeaders bool
-	// Columns are the optional columns to print; nil chooses them from the owners (see
-	// ListColumns), so that rows printed later under one header can keep its columns.
-	Columns *Columns
 }
 
-// Columns are the optional columns of the owner table.
-type Columns struct {
-	// Rollout is the owner's place in its blueprint's rollout.
-	Rollout bool
-	// Complete is the owner's Complete condition.
-	Complete bool
-}
-
-// ListColumns are the optional columns some of the owners need.
-func ListColumns(owners []Owner) Columns {
-	var c Columns
-	for _, o := range owners {
-		c.Rollout = c.Rollout || o.Status.Rollout != nil
-		c.Complete = c.Complete || o.Condition(v1alpha1.ConditionComplete) != nil
-	}
-	return c
+// columns are the optional columns of the owner table.
+type columns struct {
+	// rollout is the owner's place in its blueprint's rollout.
+	rollout bool
+	// complete is the owner's Complete condition.
+	complete bool
 }
 
 // PrintList prints a table of owners of one kind, a row each: name, blueprint, generation,
@@ -45,57 +30,83 @@ func ListColumns(owners []Owner) Columns {
 // (with its last good generation), how many resources are Ready, the rollout state and
 // Complete when some owner has them, the reason it is not Ready, and its age.
 func PrintList(w io.Writer, kind string, owners []Owner, opts ListOptions) error {
-	cols := ListColumns(owners)
-	if opts.Columns != nil {
-		cols = *opts.Columns
-	}
-	var t table
-	if !opts.NoHeaders {
-		blueprint := "SUPPLYCHAIN"
-		if kind == v1alpha1.KindDeliverable {
-			blueprint = "DELIVERY"
+	return (&ListPrinter{Kind: kind, Options: opts}).Print(w, owners)
+}
+
+// ListPrinter prints the table of PrintList in parts, for rows that come one by one (get
+// --watch): the header and the optional columns are those of the first part, and later
+// rows keep its column widths.
+type ListPrinter struct {
+	Kind    string
+	Options ListOptions
+	cols    *columns
+	widths  []int
+}
+
+// Print prints owners' rows, under the header the first time.
+func (p *ListPrinter) Print(w io.Writer, owners []Owner) error {
+	t := table{widths: p.widths}
+	if p.cols == nil {
+		p.cols = &columns{}
+		for _, o := range owners {
+			p.cols.rollout = p.cols.rollout || o.Status.Rollout != nil
+			p.cols.complete = p.cols.complete || o.Condition(v1alpha1.ConditionComplete) != nil
 		}
-		var header []string
-		if opts.AllNamespaces {
-			header = append(header, "NAMESPACE")
-		}
-		header = append(header, "NAME", blueprint, "GEN", "READY", "AVAILABLE", "RESOURCES")
-		if cols.Rollout {
-			header = append(header, "ROLLOUT")
-		}
-		if cols.Complete {
-			header = append(header, "COMPLETE")
-		}
-		t.plainRow(append(header, "REASON", "AGE")...)
+		t.plainRow(p.header()...)
 	}
 	for _, o := range owners {
-		var row []text
-		if opts.AllNamespaces {
-			row = append(row, plain(o.Namespace))
-		}
-		blueprint := "-"
-		if o.Blueprint != nil {
-			blueprint = o.Blueprint.Name
-		}
-		row = append(row, plain(o.Name), plain(blueprint), plain(strconv.FormatInt(o.Generation, 10)),
-			o.atGeneration(o.Condition(v1alpha1.ConditionReady)), o.atGeneration(o.Condition(v1alpha1.ConditionAvailable)),
-			plain(resourceCount(o)))
-		if cols.Rollout {
-			row = append(row, plain(rolloutCell(o.Status.Rollout)))
-		}
-		if cols.Complete {
-			row = append(row, conditionStatus(o.Condition(v1alpha1.ConditionComplete)))
-		}
-		reason := ""
-		if c := o.Condition(v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
-			reason = c.Reason
-		}
-		if !o.Observed() {
-			reason = "NotObserved"
-		}
-		t.row(append(row, plain(reason), plain(opts.age(o.Created)))...)
+		t.row(p.row(o)...)
 	}
-	return t.write(w, opts.Color)
+	err := t.write(w, p.Options.Color)
+	p.widths = t.widths
+	return err
+}
+
+func (p *ListPrinter) header() []string {
+	blueprint := "SUPPLYCHAIN"
+	if p.Kind == v1alpha1.KindDeliverable {
+		blueprint = "DELIVERY"
+	}
+	var header []string
+	if p.Options.AllNamespaces {
+		header = append(header, "NAMESPACE")
+	}
+	header = append(header, "NAME", blueprint, "GEN", "READY", "AVAILABLE", "RESOURCES")
+	if p.cols.rollout {
+		header = append(header, "ROLLOUT")
+	}
+	if p.cols.complete {
+		header = append(header, "COMPLETE")
+	}
+	return append(header, "REASON", "AGE")
+}
+
+func (p *ListPrinter) row(o Owner) []text {
+	var row []text
+	if p.Options.AllNamespaces {
+		row = append(row, plain(o.Namespace))
+	}
+	blueprint := "-"
+	if o.Blueprint != nil {
+		blueprint = o.Blueprint.Name
+	}
+	row = append(row, plain(o.Name), plain(blueprint), plain(strconv.FormatInt(o.Generation, 10)),
+		o.atGeneration(o.Condition(v1alpha1.ConditionReady)), o.atGeneration(o.Condition(v1alpha1.ConditionAvailable)),
+		plain(resourceCount(o)))
+	if p.cols.rollout {
+		row = append(row, plain(rolloutCell(o.Status.Rollout)))
+	}
+	if p.cols.complete {
+		row = append(row, conditionStatus(o.Condition(v1alpha1.ConditionComplete)))
+	}
+	reason := ""
+	if c := o.Condition(v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+		reason = c.Reason
+	}
+	if !o.Observed() {
+		reason = "NotObserved"
+	}
+	return append(row, plain(reason), plain(p.Options.age(o.Created)))
 }
 
 // atGeneration is a condition's status, followed by the generation it speaks about when

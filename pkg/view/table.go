@@ -9,6 +9,9 @@ import (
 // without its colour codes so coloured cells still line up.
 type table struct {
 	rows [][]text
+	// widths are at least the widths of the columns, and after write the widths used:
+	// rows written later under the same header stay aligned with it.
+	widths []int
 }
 
 func (t *table) row(cells ...text) { t.rows = append(t.rows, cells) }
@@ -23,7 +26,7 @@ func (t *table) plainRow(cells ...string) {
 }
 
 func (t *table) write(w io.Writer, color bool) error {
-	var widths []int
+	widths := t.widths
 	for _, r := range t.rows {
 		for i, c := range r {
 			if i == len(widths) {
@@ -32,6 +35,7 @@ func (t *table) write(w io.Writer, color bool) error {
 			widths[i] = max(widths[i], c.width())
 		}
 	}
+	t.widths = widths
 	var b strings.Builder
 	for _, r := range t.rows {
 		var line strings.Builder

@@ -126,3 +126,25 @@ func TestColour(t *testing.T) {
 		t.Errorf("columns do not line up:\n%s\n%s", header, row)
 	}
 }
+
+// Rows printed later under one header (get --watch) keep its columns and their widths; a
+// wider cell can only push what follows it.
+func TestListPrinterKeepsColumns(t *testing.T) {
+	long := owner(12, 12, cond("Ready", True, 12))
+	long.Name = "a-rather-long-name"
+	p := &view.ListPrinter{Kind: v1alpha1.KindWorkload, Options: view.ListOptions{Options: view.Options{Now: now}}}
+	var b strings.Builder
+	if err := p.Print(&b, []view.Owner{long}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Print(&b, []view.Owner{owner(1, 1, cond("Ready", Unknown, 1))}); err != nil {
+		t.Fatal(err)
+	}
+	want := `NAME                 SUPPLYCHAIN   GEN   READY   AVAILABLE   RESOURCES   REASON   AGE
+a-rather-long-name   -             12    True    -           -                    -
+app                  -             1     Unknown   -           -           Test     -
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
