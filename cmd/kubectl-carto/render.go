@@ -245,15 +245,20 @@ func writeRendering(b *strings.Builder, o v1alpha1.Owner, r *realizer.Rendering)
 			return failed, err
 		}
 		manifest.Comment(n, lines...)
-		b.WriteString("---\n" + n.MustString())
+		doc, err := n.String()
+		if err != nil {
+			return failed, err
+		}
+		b.WriteString("---\n" + doc)
 	}
 	return failed, nil
 }
 
+// writeComments writes a document of comments only, one line each.
 func writeComments(b *strings.Builder, lines []string) {
 	b.WriteString("---\n")
 	for _, l := range lines {
-		b.WriteString("# " + l + "\n")
+		b.WriteString("# " + strings.Join(strings.Fields(l), " ") + "\n")
 	}
 }
 

@@ -56,10 +56,11 @@ func order(n *yaml.Node, first, last []string) {
 	}
 }
 
-// Comment sets the lines as n's head comment, each prefixed with "# ".
+// Comment sets the lines as n's head comment, each prefixed with "# " and with its own
+// line breaks made spaces, so that the comment stays a comment.
 func Comment(n *yaml.RNode, lines ...string) {
 	for i, l := range lines {
-		lines[i] = strings.TrimRight("# "+l, " ")
+		lines[i] = strings.TrimRight("# "+strings.ReplaceAll(l, "\n", " "), " ")
 	}
 	n.YNode().HeadComment = strings.Join(lines, "\n")
 }
