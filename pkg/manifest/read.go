@@ -26,11 +26,6 @@ type Document struct {
 // Line is the line of the document's first field.
 func (d Document) Line() int { return d.Node.YNode().Line }
 
-// Position is "file:line" for the node at path in the document (see Lookup).
-func (d Document) Position(path string) string {
-	return d.File + ":" + strconv.Itoa(Lookup(d.Node, path).YNode().Line)
-}
-
 // Read reads every YAML document of the given files and directories (recursively, *.yaml
 // and *.yml, in name order); "-" is standard input. The items of a List (as kubectl get
 // -o yaml writes several objects) are documents of their own.
