@@ -21,8 +21,9 @@ help: ## Show the targets.
 $(DEV): $(shell find hack -name '*.go') go.mod go.sum
 	$(GO) build -o $@ ./hack/dev
 
-build: $(DEV) ## Build the controller manager into bin/surveyor.
+build: $(DEV) ## Build the controller manager into bin/surveyor and the kubectl plugin into bin/kubectl-carto.
 	$(GO) build -o bin/surveyor ./cmd/surveyor
+	$(GO) build -o bin/kubectl-carto ./cmd/kubectl-carto
 
 tools: $(DEV) ## Build every pinned tool into the cache (once per machine).
 	$(DEV) tool

@@ -4,6 +4,7 @@
 //	dev up                           start the cluster with the CRDs installed; wait for Ctrl-C
 //	dev run   -controller BIN        cluster, CRDs, RBAC, the controller, samples/; watch the owners
 //	dev kuttl -controller BIN [ARGS] the same without samples, then kubectl-kuttl test ARGS
+//	                                 (with kubectl and bin/, where kubectl-carto is, on PATH)
 //
 // It is run from the repository root (the Makefile does so).
 package main
@@ -206,8 +207,10 @@ func runKuttl(ctx context.Context, dir, controller string, args []string) error 
 	}
 	cmd := exec.CommandContext(ctx, kuttl, append([]string{"test"}, args...)...)
 	cmd.Dir = c.Dir
-	// kuttl reads KUBECONFIG; test steps that run commands find kubectl on PATH.
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig, "PATH="+filepath.Dir(kubectl)+":"+os.Getenv("PATH"))
+	// kuttl reads KUBECONFIG; test steps that run commands find kubectl on PATH, and
+	// the plugin `make build` put in bin/, so that `kubectl carto` runs the one built here.
+	path := filepath.Dir(kubectl) + ":" + filepath.Join(repo, "bin") + ":" + os.Getenv("PATH")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig, "PATH="+path)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		// The cluster's directory goes with it, so show the controller's log now.

@@ -27,14 +27,21 @@ import (
 // digest, which a subset check alone would miss.)
 const annotationStampDigest = "carto.run/stamp-digest"
 
-// stamp interpolates the template and makes the object the owner's: its namespace,
-// Surveyor's labels and the owner as controller owner.
+// stamp interpolates the template and makes the object the owner's.
 func (rz *realization) stamp(res *resourceSpec, tpl template, in stamp.Inputs) (*unstructured.Unstructured, error) {
 	params, err := stamp.Params(tpl.spec.Params, rz.bp.params, res.params, rz.owner.GetParams())
 	if err != nil {
 		return nil, err
 	}
-	obj, err := stamp.Stamp(tpl.spec.Template.Raw, stamp.NewContext(rz.r.kind.contextKeys, rz.object, params, in))
+	return stampObject(rz.r.kind, rz.owner, rz.object, rz.bp.name, res.name, tpl, params, in)
+}
+
+// stampObject interpolates the template for an owner of kind (object is the owner as
+// templates read it) with the given params and inputs, and makes the object the owner's:
+// its namespace, Surveyor's labels, the owner as controller owner and the digest of it
+// all. It is pure: the controller and the offline renderer (Render) stamp through it.
+func stampObject(kind *ownerKind, owner v1alpha1.Owner, object map[string]any, blueprint, resource string, tpl template, params map[string]any, in stamp.Inputs) (*unstructured.Unstructured, error) {
+	obj, err := stamp.Stamp(tpl.spec.Template.Raw, stamp.NewContext(kind.contextKeys, object, params, in))
 	if err != nil {
 		return nil, err
 	}
@@ -44,16 +51,16 @@ func (rz *realization) stamp(res *resourceSpec, tpl template, in stamp.Inputs) (
 	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.spec.IsImmutable()):
 		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
 	}
-	obj.SetNamespace(rz.owner.GetNamespace())
+	obj.SetNamespace(owner.GetNamespace())
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	for k, v := range map[string]string{
-		rz.r.kind.labels.name:             rz.owner.GetName(),
-		rz.r.kind.labels.namespace:        rz.owner.GetNamespace(),
-		rz.r.kind.labels.blueprint:        rz.bp.name,
-		v1alpha1.LabelResourceName:        res.name,
+		kind.labels.name:                  owner.GetName(),
+		kind.labels.namespace:             owner.GetNamespace(),
+		kind.labels.blueprint:             blueprint,
+		v1alpha1.LabelResourceName:        resource,
 		v1alpha1.LabelTemplateKind:        tpl.kind,
 		v1alpha1.LabelClusterTemplateName: tpl.name,
 	} {
@@ -61,8 +68,8 @@ func (rz *realization) stamp(res *resourceSpec, tpl template, in stamp.Inputs) (
 	}
 	obj.SetLabels(labels)
 	obj.SetOwnerReferences([]metav1.OwnerReference{{
-		APIVersion: v1alpha1.GroupVersion.String(), Kind: rz.r.kind.kind,
-		Name: rz.owner.GetName(), UID: rz.owner.GetUID(),
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: kind.kind,
+		Name: owner.GetName(), UID: owner.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}})
 	digest, err := digestOf(obj.Object)

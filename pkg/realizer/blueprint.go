@@ -68,27 +68,15 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	orig := obj.DeepCopyObject().(client.Object)
 	bp := r.kind.of(obj)
-	var missing []string // resources, in spec order
-	var templates []client.Object
-	seen := map[templateRef]bool{}
-	for _, ref := range bp.templateRefs() {
-		if slices.Contains(missing, ref.resource) || seen[ref.template] {
-			continue
+	templates, missing, err := templatesOf(bp, func(ref templateRef) (client.Object, error) {
+		tpl, err := newTemplate(ref.kind)
+		if err != nil {
+			return nil, err
 		}
-		tpl, err := newTemplate(ref.template.kind)
-		if err != nil { // a kind no template has: it cannot be found
-			missing = append(missing, ref.resource)
-			continue
-		}
-		if err := r.client.Get(ctx, client.ObjectKey{Name: ref.template.name}, tpl); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, err
-			}
-			missing = append(missing, ref.resource)
-			continue
-		}
-		seen[ref.template] = true
-		templates = append(templates, tpl)
+		return tpl, r.client.Get(ctx, client.ObjectKey{Name: ref.name}, tpl)
+	})
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	now := r.now()
 	var plan *rolloutDecision
@@ -132,6 +120,29 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 	}
 	return ctrl.Result{RequeueAfter: nextCheck(plan, now.Time)}, nil
+}
+
+// templatesOf reads each template the blueprint references once, with get, and names
+// the resources whose template does not exist (get says not found, or the kind is no
+// template kind), in spec order. Any other error from get is returned.
+func templatesOf(bp *blueprint, get func(templateRef) (client.Object, error)) (templates []client.Object, missing []string, err error) {
+	seen := map[templateRef]bool{}
+	for _, ref := range bp.templateRefs() {
+		if slices.Contains(missing, ref.resource) || seen[ref.template] {
+			continue
+		}
+		tpl, err := get(ref.template)
+		if err != nil {
+			if !apierrors.IsNotFound(err) && !errors.Is(err, errUnknownTemplateKind) {
+				return nil, nil, err
+			}
+			missing = append(missing, ref.resource)
+			continue
+		}
+		seen[ref.template] = true
+		templates = append(templates, tpl)
+	}
+	return templates, missing, nil
 }
 
 // blueprintConditions is TemplatesReady and Ready, given the resources whose template is

@@ -68,6 +68,36 @@ func submitted(status metav1.ConditionStatus, reason, format string, args ...any
 	return metav1.Condition{Type: v1alpha1.ConditionResourceSubmitted, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
+// templateMissing is ResourceSubmitted for a template that could not be read because
+// it does not exist (or its kind is none), or nil for any other err.
+func templateMissing(kind, name string, err error) *metav1.Condition {
+	var c metav1.Condition
+	switch {
+	case errors.Is(err, errUnknownTemplateKind):
+		c = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", kind, name, err)
+	case apierrors.IsNotFound(err):
+		c = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: not found", kind, name)
+	default:
+		return nil
+	}
+	return &c
+}
+
+// unusable is ResourceSubmitted for a template whose rules cannot be used, or nil.
+func unusable(tpl template) *metav1.Condition {
+	problem := ruleProblem(tpl.spec)
+	if problem == nil {
+		return nil
+	}
+	c := submitted(metav1.ConditionFalse, problem.Reason, "template [%s/%s] cannot be used: %s", tpl.kind, tpl.name, problem.Message)
+	return &c
+}
+
+// stampFailure is ResourceSubmitted for a template that could not be stamped.
+func stampFailure(res *resourceSpec, tpl template, err error) metav1.Condition {
+	return submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] from template [%s/%s]: %v", res.name, tpl.kind, tpl.name, err)
+}
+
 // realize stamps, applies and judges one resource. The result always says what
 // happened in its conditions; an error is returned as well when a retry may fix it
 // (an API failure), so the caller writes the status and then backs off.
@@ -104,7 +134,7 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 	}
 	fail := func(c metav1.Condition) (*resourceResult, error) { return retry(c, nil) }
 
-	inputs, waiting := rz.inputs(res, out)
+	inputs, waiting := inputsOf(rz.r.kind, rz.byName, res, out)
 	if waiting != nil {
 		return fail(*waiting)
 	}
@@ -123,23 +153,20 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 	out.status.TemplateRef = &v1alpha1.TemplateReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: res.templateKind, Name: name}
 
 	tplObj, err := rz.template(res.templateKind, name)
-	if errors.Is(err, errUnknownTemplateKind) {
-		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.templateKind, name, err))
+	if c := templateMissing(res.templateKind, name, err); c != nil {
+		return fail(*c)
 	}
 	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: not found", res.templateKind, name))
-		}
 		return retry(submitted(metav1.ConditionUnknown, v1alpha1.ReasonTemplateObjectRetrievalFailure, "unable to get template [%s/%s]: %v", res.templateKind, name, err), err)
 	}
 	tpl = templateOf(tplObj)
-	if problem := ruleProblem(tpl.spec); problem != nil {
-		return fail(submitted(metav1.ConditionFalse, problem.Reason, "template [%s/%s] cannot be used: %s", tpl.kind, tpl.name, problem.Message))
+	if c := unusable(tpl); c != nil {
+		return fail(*c)
 	}
 
 	obj, err := rz.stamp(res, tpl, inputs)
 	if err != nil {
-		return fail(submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] from template [%s/%s]: %v", res.name, tpl.kind, tpl.name, err))
+		return fail(stampFailure(res, tpl, err))
 	}
 
 	out.immutable = tpl.spec.IsImmutable()
@@ -166,26 +193,45 @@ func (rz *realization) judgeLive(out *resourceResult, tpl template, live *unstru
 	if out.secret {
 		redactMessages(&out.healthy, out.rules)
 	}
+	if c := outputProblem(tpl, live, err, out.healthy); c != nil {
+		out.submitted = *c
+		return
+	}
+	out.status.Outputs = rz.outputs(out.status.Name, values, out.secret)
+	out.values = values
+	if out.held = heldBack(tpl, live, out.healthy); out.held != "" {
+		out.values = nil
+	}
+}
+
+// outputProblem is ResourceSubmitted when the outputs of a live object could not be read
+// (err from readOutputs), worded by its health; nil when they were.
+func outputProblem(tpl template, live *unstructured.Unstructured, err error, healthy metav1.Condition) *metav1.Condition {
 	var syntax *expr.SyntaxError
 	var pending *pendingError
+	var c metav1.Condition
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &syntax):
-		out.submitted = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
+		c = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
 			"template [%s/%s] has an invalid output path: %v", tpl.kind, tpl.name, err)
 	case errors.As(err, &pending):
-		out.submitted = pending.condition
-	case err != nil:
-		out.submitted = missingValue(err, live, out.healthy)
+		c = pending.condition
 	default:
-		out.status.Outputs = rz.outputs(out.status.Name, values, out.secret)
-		out.values = values
-		if tpl.spec.IsImmutable() && out.healthy.Status != metav1.ConditionTrue {
-			// Later resources are stamped from an immutable object only once it is
-			// healthy (a run that succeeded).
-			out.values = nil
-			out.held = fmt.Sprintf("object [%s/%s] is not healthy yet", live.GetKind(), live.GetName())
-		}
+		c = missingValue(err, live, healthy)
 	}
+	return &c
+}
+
+// heldBack says why the outputs of a live object are held back from later resources, or
+// "": later resources are stamped from an immutable object only once it is healthy (a run
+// that succeeded).
+func heldBack(tpl template, live *unstructured.Unstructured, healthy metav1.Condition) string {
+	if !tpl.spec.IsImmutable() || healthy.Status == metav1.ConditionTrue {
+		return ""
+	}
+	return fmt.Sprintf("object [%s/%s] is not healthy yet", live.GetKind(), live.GetName())
 }
 
 // pendingError is an output that is not there yet for a reason the resource's
@@ -249,10 +295,11 @@ func (rz *realization) observeOnly(res *resourceSpec, prev *v1alpha1.ResourceSta
 	return out
 }
 
-// inputs gathers the outputs of the earlier resources this one consumes, in the order
-// sources, images, deployment, configs. A producer that has not delivered yet makes this
-// resource wait, carrying the producer's reason.
-func (rz *realization) inputs(res *resourceSpec, out *resourceResult) (stamp.Inputs, *metav1.Condition) {
+// inputsOf gathers the outputs of the earlier resources (byName) this one consumes, in
+// the order sources, images, deployment, configs, and names them in out's status. A
+// producer that has not delivered yet makes this resource wait, carrying the producer's
+// reason.
+func inputsOf(kind *ownerKind, byName map[string]*resourceResult, res *resourceSpec, out *resourceResult) (stamp.Inputs, *metav1.Condition) {
 	in := stamp.Inputs{Sources: map[string]stamp.Source{}, Images: map[string]any{}, Configs: map[string]any{}}
 	var deployment []v1alpha1.ResourceReference
 	if res.deployment != nil {
@@ -276,14 +323,14 @@ func (rz *realization) inputs(res *resourceSpec, out *resourceResult) (stamp.Inp
 	for _, g := range groups {
 		for _, ref := range g.refs {
 			out.status.Inputs = append(out.status.Inputs, v1alpha1.Input{Name: ref.Resource})
-			producer, ok := rz.byName[ref.Resource]
+			producer, ok := byName[ref.Resource]
 			if ok && producer.secret {
 				// A value derived from a Secret is as secret as the Secret.
 				out.secret = true
 			}
 			if !ok {
 				c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
-					"input [%s] of resource [%s] refers to resource [%s], which is not an earlier resource of the %s", ref.Name, res.name, ref.Resource, rz.r.kind.terms.Blueprint)
+					"input [%s] of resource [%s] refers to resource [%s], which is not an earlier resource of the %s", ref.Name, res.name, ref.Resource, kind.terms.Blueprint)
 				return in, &c
 			}
 			if producer.values == nil {
@@ -355,8 +402,9 @@ func frozen(prev *v1alpha1.ResourceStatus) *resourceResult {
 	return out
 }
 
-// passThrough forwards the named input's outputs unchanged; nothing is stamped.
-func (rz *realization) passThrough(res *resourceSpec, input string, out *resourceResult) (*resourceResult, error) {
+// passedThrough is the earlier resource (in byName) whose outputs a pass-through resource
+// forwards as its input named input, or ResourceSubmitted saying that it has no such input.
+func passedThrough(res *resourceSpec, input string, byName map[string]*resourceResult) (*resourceResult, *metav1.Condition) {
 	var producer string
 	for _, refs := range [][]v1alpha1.ResourceReference{res.sources, res.images, res.configs} {
 		for _, ref := range refs {
@@ -365,10 +413,20 @@ func (rz *realization) passThrough(res *resourceSpec, input string, out *resourc
 			}
 		}
 	}
-	p, ok := rz.byName[producer]
+	p, ok := byName[producer]
 	if !ok || p.values == nil {
-		out.submitted = submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
+		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,
 			"resource [%s] passes through input [%s], which is not among its inputs", res.name, input)
+		return nil, &c
+	}
+	return p, nil
+}
+
+// passThrough forwards the named input's outputs unchanged; nothing is stamped.
+func (rz *realization) passThrough(res *resourceSpec, input string, out *resourceResult) (*resourceResult, error) {
+	p, c := passedThrough(res, input, rz.byName)
+	if c != nil {
+		out.submitted = *c
 		out.healthy = judge(nil, template{}, false, nil)
 		return out, nil
 	}

@@ -8,6 +8,7 @@ package corpus
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/surveyor-dev/surveyor/tests/harness"
 )
@@ -115,6 +117,9 @@ func TestCorpus(t *testing.T) {
 	}
 	settled := time.Now()
 	t.Logf("expectations settled %s after applying", settled.Sub(applied).Round(time.Millisecond))
+	if dir := os.Getenv("SURVEYOR_CORPUS_DUMP"); dir != "" {
+		dumpWorkloads(t, dir, cases)
+	}
 
 	for _, c := range cases {
 		t.Run(c.ID, func(t *testing.T) {
@@ -156,6 +161,31 @@ func TestCorpus(t *testing.T) {
 		t.Logf("controller log (last 200 lines):\n%s", tail(env.Log.String(), 200))
 	}
 	t.Logf("corpus test took %s (%s since the process started)", time.Since(start).Round(time.Millisecond), time.Since(processStart).Round(time.Second))
+}
+
+// dumpWorkloads writes each case's Workloads, status included, to dir/<case>.yaml: the
+// owner fixtures of pkg/view's golden tests are captured this way (see its testdata).
+func dumpWorkloads(t *testing.T, dir string, cases []*corpusCase) {
+	for _, c := range cases {
+		var docs []string
+		for _, wl := range observe(t).workloads {
+			if wl.GetLabels()[caseLabel] != c.ID && wl.GetName() != c.ID {
+				continue
+			}
+			unstructured.RemoveNestedField(wl.Object, "metadata", "managedFields")
+			b, err := yaml.Marshal(wl.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, string(b))
+		}
+		if len(docs) == 0 {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.ID+".yaml"), []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // processStart is when the test binary started, cluster start-up included.

@@ -139,3 +139,25 @@ func TestParams(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveParamsOrigins(t *testing.T) {
+	got, err := stamp.ResolveParams(
+		[]v1alpha1.TemplateParam{tparam("a", `1`), tparam("b", `2`), tparam("c", `3`), tparam("d", `4`)},
+		[]v1alpha1.BlueprintParam{deflt("b", `20`), value("c", `30`)},
+		[]v1alpha1.BlueprintParam{value("d", `40`)},
+		[]v1alpha1.OwnerParam{oparam("b", `200`), oparam("c", `300`), oparam("e", `500`)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []stamp.Param{
+		{Name: "a", Value: int64(1), From: stamp.FromTemplate},
+		{Name: "b", Value: int64(200), From: stamp.FromOwner},
+		{Name: "c", Value: int64(30), From: stamp.FromBlueprint, Fixed: true},
+		{Name: "d", Value: int64(40), From: stamp.FromResource, Fixed: true},
+		{Name: "e", Value: int64(500), From: stamp.FromOwner},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ResolveParams = %+v, want %+v", got, want)
+	}
+}

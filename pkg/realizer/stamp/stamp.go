@@ -133,6 +133,27 @@ func (s *stamper) interpolate(str string) any {
 		return v
 	}
 	var b strings.Builder
+	scan(str, func(text string) { b.WriteString(text) }, func(path string) {
+		if v, err := s.lookup(path); err == nil {
+			b.WriteString(expr.ValueString(v))
+		}
+	})
+	return b.String()
+}
+
+// Tags are the paths of the $(path)$ tags in str, in order, as Stamp reads them.
+func Tags(str string) []string {
+	if path, ok := wholeTag(str); ok {
+		return []string{path}
+	}
+	var tags []string
+	scan(str, func(string) {}, func(path string) { tags = append(tags, path) })
+	return tags
+}
+
+// scan walks str, calling text with the text between tags and tag with each tag's path. A "$("
+// without a closing ")$" is text.
+func scan(str string, text, tag func(string)) {
 	rest := str
 	for {
 		open := strings.Index(rest, tagOpen)
@@ -143,17 +164,11 @@ func (s *stamper) interpolate(str string) any {
 		if end < 0 {
 			break
 		}
-		b.WriteString(rest[:open])
-		path := rest[open+len(tagOpen) : open+len(tagOpen)+end]
+		text(rest[:open])
+		tag(rest[open+len(tagOpen) : open+len(tagOpen)+end])
 		rest = rest[open+len(tagOpen)+end+len(tagClose):]
-		v, err := s.lookup(path)
-		if err != nil {
-			continue
-		}
-		b.WriteString(expr.ValueString(v))
 	}
-	b.WriteString(rest)
-	return b.String()
+	text(rest)
 }
 
 // wholeTag reports whether str is exactly one tag, and its path.

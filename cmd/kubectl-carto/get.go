@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/manifest"
+	"github.com/surveyor-dev/surveyor/pkg/view"
+)
+
+// owners are the kinds get, tree, why and wait read.
+var owners = []*kind{workloads, deliverables}
+
+func (a *app) getCommand() *cobra.Command {
+	var allNamespaces, watch bool
+	var output string
+	cmd := &cobra.Command{
+		Use:   "get [workloads|deliverables] | get OWNER...",
+		Short: "List owners, or show one: its conditions at their generations and its resources",
+		Long: `Without a name, get lists the Workloads (or Deliverables) of the namespace, a row
+each: its supply chain, generation, Ready (with the generation it speaks about when that
+is not the current one), Available (with the last good generation), its resources that
+are Ready, its rollout and completion, and the reason it is not Ready.
+
+With OWNER (NAME, workload/NAME or deliverable/NAME) it shows that owner: Ready at the
+current generation beside Available at the last good one, its rollout, every condition
+with its generation, and one row per resource.`,
+		Example: `  kubectl carto get -A
+  kubectl carto get deliverables
+  kubectl carto get hello-web
+  kubectl carto get deliverable/hello-delivered -o yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "" && output != "yaml" && output != "json" {
+				return fmt.Errorf("--output must be yaml or json, not %q", output)
+			}
+			list := len(args) == 0
+			k := workloads
+			if len(args) == 1 && !strings.Contains(args[0], "/") {
+				if named := kindNamed(args[0], owners); named != nil {
+					list, k = true, named
+				}
+			}
+			if list {
+				return a.list(cmd.Context(), k, allNamespaces, output, watch)
+			}
+			if allNamespaces {
+				return errors.New("--all-namespaces lists owners: name none")
+			}
+			if watch && len(args) > 1 {
+				return errors.New("--watch follows one owner: name only one")
+			}
+			c, err := a.cluster()
+			if err != nil {
+				return err
+			}
+			for i, arg := range args {
+				r, err := parseRef(arg, workloads, owners...)
+				if err != nil {
+					return err
+				}
+				obj, err := c.get(cmd.Context(), r.kind, c.namespace, r.name)
+				if err != nil {
+					return err
+				}
+				if i > 0 && output == "" {
+					fmt.Fprintln(a.out)
+				}
+				if watch {
+					return a.follow(cmd.Context(), c, r)
+				}
+				if err := a.printOwner(obj, r.kind, output, view.PrintOwner); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the owners of every namespace")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "print the objects themselves: yaml or json")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after printing, print again whenever it changes (Ctrl-C stops)")
+	return cmd
+}
+
+// list prints the owners of kind k in the namespace, or in all of them.
+func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output string, watch bool) error {
+	c, err := a.cluster()
+	if err != nil {
+		return err
+	}
+	ns := c.namespace
+	if allNamespaces {
+		ns = ""
+	}
+	objs, err := c.list(ctx, k, ns)
+	if err != nil {
+		return err
+	}
+	if output != "" {
+		return a.printObjects(objs, k, output)
+	}
+	opts, err := a.options()
+	if err != nil {
+		return err
+	}
+	rows := make([]view.Owner, len(objs))
+	printed := map[string]string{} // namespace/name -> resourceVersion
+	for i, o := range objs {
+		rows[i] = view.OwnerOf(o.(v1alpha1.Owner))
+		printed[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
+	}
+	if len(rows) == 0 && !watch {
+		where := "in namespace " + ns
+		if allNamespaces {
+			where = "in any namespace"
+		}
+		fmt.Fprintf(a.errOut, "No %s found %s.\n", k.Resource, where)
+		return nil
+	}
+	p := &view.ListPrinter{Kind: k.Kind, Options: view.ListOptions{Options: opts, AllNamespaces: allNamespaces}}
+	if err := p.Print(a.out, rows); err != nil || !watch {
+		return err
+	}
+	err = c.watch(ctx, k, ns, "", func(o client.Object, deleted bool) (bool, error) {
+		key := o.GetNamespace() + "/" + o.GetName()
+		if deleted || printed[key] == o.GetResourceVersion() {
+			return false, nil
+		}
+		printed[key] = o.GetResourceVersion()
+		p.Options.Now = a.now()
+		return false, p.Print(a.out, []view.Owner{view.OwnerOf(o.(v1alpha1.Owner))})
+	})
+	return ignoreCanceled(err)
+}
+
+// follow prints one owner whenever it changes, until the user stops it.
+func (a *app) follow(ctx context.Context, c *cluster, r ref) error {
+	last := ""
+	err := c.watch(ctx, r.kind, c.namespace, r.name, func(o client.Object, deleted bool) (bool, error) {
+		if deleted {
+			return true, fmt.Errorf("%s %s/%s was deleted", strings.ToLower(r.kind.Kind), c.namespace, r.name)
+		}
+		if o.GetResourceVersion() == last {
+			return false, nil
+		}
+		if last != "" {
+			fmt.Fprintln(a.out)
+		}
+		last = o.GetResourceVersion()
+		return false, a.printOwner(o, r.kind, "", view.PrintOwner)
+	})
+	return ignoreCanceled(err)
+}
+
+// printOwner prints one owner with print, or as the object itself in output (yaml or
+// json).
+func (a *app) printOwner(obj client.Object, k *kind, output string, print func(io.Writer, view.Owner, view.Options) error) error {
+	if output != "" {
+		return a.printObjects([]client.Object{obj}, k, output)
+	}
+	opts, err := a.options()
+	if err != nil {
+		return err
+	}
+	return print(a.out, view.OwnerOf(obj.(v1alpha1.Owner)), opts)
+}
+
+// printObjects prints objects as a YAML stream or as JSON (one object, or a List).
+func (a *app) printObjects(objs []client.Object, k *kind, output string) error {
+	for _, o := range objs {
+		o.GetObjectKind().SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(k.Kind))
+		o.SetManagedFields(nil)
+	}
+	if output == "json" {
+		var v any = objs[0]
+		if len(objs) != 1 {
+			v = map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
+		}
+		b, err := json.MarshalIndent(v, "", "    ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(a.out, string(b))
+		return err
+	}
+	nodes := make([]*kyaml.RNode, len(objs))
+	for i, o := range objs {
+		n, err := manifest.Node(o)
+		if err != nil {
+			return err
+		}
+		nodes[i] = n
+	}
+	return manifest.Write(a.out, nodes...)
+}
+
+func (a *app) treeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "tree OWNER",
+		Short: "Show an owner's resources as a tree along their inputs, with outputs and completion",
+		Long: `tree shows the resources of a Workload (NAME or workload/NAME) or Deliverable
+(deliverable/NAME) along the data flow: each resource under the resource it reads first,
+with its object, Ready, Healthy and rule conditions such as Complete, its template, why it
+is not Ready, and its outputs: a preview, the short digest and when it last changed.`,
+		Example: `  kubectl carto tree hello-web`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			obj, r, err := a.getOwner(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return a.printOwner(obj, r.kind, "", view.PrintTree)
+		},
+	}
+}
+
+func (a *app) whyCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "why OWNER",
+		Short: "Say why an owner is not Ready: one line per problem; exit 0 when it is Ready",
+		Long: `why prints one line per problem that keeps a Workload or Deliverable from being
+Ready at its current generation: the resource and its object (or the owner itself), the
+condition that decides it, its reason and message. It exits 0 when the owner is Ready at
+its current generation, and 1 when it is not.`,
+		Example: `  kubectl carto why hello-web`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			obj, r, err := a.getOwner(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if err := a.printOwner(obj, r.kind, "", view.PrintWhy); err != nil {
+				return err
+			}
+			if !view.OwnerOf(obj.(v1alpha1.Owner)).ReadyNow() {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+}
+
+// getOwner reads the owner named by arg in the namespace of the flags.
+func (a *app) getOwner(ctx context.Context, arg string) (client.Object, ref, error) {
+	r, err := parseRef(arg, workloads, owners...)
+	if err != nil {
+		return nil, r, err
+	}
+	c, err := a.cluster()
+	if err != nil {
+		return nil, r, err
+	}
+	obj, err := c.get(ctx, r.kind, c.namespace, r.name)
+	return obj, r, err
+}
+
+// ignoreCanceled treats the user stopping a watch (Ctrl-C) as success.
+func ignoreCanceled(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

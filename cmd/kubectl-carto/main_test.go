@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// carto runs the plugin with args and returns its exit code, stdout and stderr.
+func carto(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	// No kubeconfig: the offline commands must not need one.
+	t.Setenv("KUBECONFIG", "/nonexistent")
+	code := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// The offline commands over the samples, with their exit codes and output.
+func TestOffline(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"render-samples", []string{"render", "-f", "../../samples"}, 1, "error: 1 of 4 owners could not be rendered in full (see the comments)\n"},
+		{"render-delivery-observed", []string{"render", "-f", "../../samples", "deliverable/hello-delivered", "--observed", "testdata/observed-deployment.yaml"}, 0, ""},
+		{"render-input", []string{"render", "-f", "../../samples", "deliverable/hello-delivered", "--input", "deployer.url=https://example.com/x.git", "--input", "deployer.revision=v2"}, 0, ""},
+		{"lint-samples", []string{"lint", "-f", "../../samples"}, 1, "error: 1 problem in 20 documents\n"},
+		{"lint-rule", []string{"lint", "-f", "../../samples", "--rule", "ClusterTemplate/app-deployment", "--object", "testdata/observed-deployment.yaml"}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := carto(t, tt.args...)
+			if code != tt.code || errOut != tt.stderr {
+				t.Errorf("exit %d, stderr %q; want exit %d, stderr %q", code, errOut, tt.code, tt.stderr)
+			}
+			golden(t, "testdata/"+tt.name+".golden", out)
+		})
+	}
+}
+
+// Errors are one line on stderr and a non-zero exit.
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"get", "--kubeconfig=/nonexistent"}, "error: reading the kubeconfig: stat /nonexistent: no such file or directory\n"},
+		{[]string{"wait", "app", "--for=done"}, "error: --for must be ready, available or complete, not \"done\"\n"},
+		{[]string{"get", "pod/x"}, "error: \"pod/x\": the kind must be one of workload, deliverable\n"},
+		{[]string{"render"}, "error: name the owner, blueprint and template files with -f\n"},
+		{[]string{"render", "-f", "../../samples", "--input", "nodot=1"}, "error: --input \"nodot=1\": want RESOURCE.OUTPUT=VALUE, e.g. image-provider.image=registry.example/app:1\n"},
+		{[]string{"lint", "-f", "/nonexistent"}, "error: lstat /nonexistent: no such file or directory\n"},
+		{[]string{"frobnicate"}, "error: unknown command \"frobnicate\" for \"kubectl carto\"\n"},
+	}
+	for _, tt := range tests {
+		code, out, errOut := carto(t, tt.args...)
+		if code != 1 || errOut != tt.stderr || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, stderr %q", tt.args, code, out, errOut, tt.stderr)
+		}
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it if the change is right):\n%s", path, diff)
+	}
+}
+
+// A kind the cluster does not serve is a missing CRD; a denial names the permission.
+func TestExplain(t *testing.T) {
+	gr := schema.GroupResource{Group: "carto.run", Resource: "workloads"}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		// What client-go makes of the API server's 404 for a resource it does not serve.
+		{apierrors.NewGenericServerResponse(http.StatusNotFound, "get", gr, "app", "", 0, true),
+			"the cluster does not serve workloads.carto.run (carto.run/v1alpha1): is Surveyor installed? Its CRDs are in config/crd"},
+		{apierrors.NewNotFound(gr, "app"), `workload "app" not found in namespace dev`},
+		{apierrors.NewForbidden(gr, "app", errors.New(`User "jane" cannot get resource "workloads"`)),
+			`not allowed by RBAC: workloads.carto.run "app" is forbidden: User "jane" cannot get resource "workloads"`},
+	}
+	for _, tt := range tests {
+		if got := explain(tt.err, workloads, "dev", "app").Error(); got != tt.want {
+			t.Errorf("explain(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// ListOptions say how PrintList lays out its table.
+type ListOptions struct {
+	Options
+	// AllNamespaces adds the NAMESPACE column.
+	AllNamespaces bool
+}
+
+// columns are the optional columns of the owner table.
+type columns struct {
+	// rollout is the owner's place in its blueprint's rollout.
+	rollout bool
+	// complete is the owner's Complete condition.
+	complete bool
+}
+
+// PrintList prints a table of owners of one kind, a row each: name, blueprint, generation,
+// Ready (with the generation it speaks about when that is not the current one), Available
+// (with its last good generation), how many resources are Ready, the rollout state and
+// Complete when some owner has them, the reason it is not Ready, and its age.
+func PrintList(w io.Writer, kind string, owners []Owner, opts ListOptions) error {
+	return (&ListPrinter{Kind: kind, Options: opts}).Print(w, owners)
+}
+
+// ListPrinter prints the table of PrintList in parts, for rows that come one by one (get
+// --watch): the header and the optional columns are those of the first part, and later
+// rows keep its column widths.
+type ListPrinter struct {
+	Kind    string
+	Options ListOptions
+	cols    *columns
+	widths  []int
+}
+
+// Print prints owners' rows, under the header the first time.
+func (p *ListPrinter) Print(w io.Writer, owners []Owner) error {
+	t := table{widths: p.widths}
+	if p.cols == nil {
+		p.cols = &columns{}
+		for _, o := range owners {
+			p.cols.rollout = p.cols.rollout || o.Status.Rollout != nil
+			p.cols.complete = p.cols.complete || o.Condition(v1alpha1.ConditionComplete) != nil
+		}
+		t.plainRow(p.header()...)
+	}
+	for _, o := range owners {
+		t.row(p.row(o)...)
+	}
+	err := t.write(w, p.Options.Color)
+	p.widths = t.widths
+	return err
+}
+
+func (p *ListPrinter) header() []string {
+	blueprint := "SUPPLYCHAIN"
+	if p.Kind == v1alpha1.KindDeliverable {
+		blueprint = "DELIVERY"
+	}
+	var header []string
+	if p.Options.AllNamespaces {
+		header = append(header, "NAMESPACE")
+	}
+	header = append(header, "NAME", blueprint, "GEN", "READY", "AVAILABLE", "RESOURCES")
+	if p.cols.rollout {
+		header = append(header, "ROLLOUT")
+	}
+	if p.cols.complete {
+		header = append(header, "COMPLETE")
+	}
+	return append(header, "REASON", "AGE")
+}
+
+func (p *ListPrinter) row(o Owner) []text {
+	var row []text
+	if p.Options.AllNamespaces {
+		row = append(row, plain(o.Namespace))
+	}
+	blueprint := "-"
+	if o.Blueprint != nil {
+		blueprint = o.Blueprint.Name
+	}
+	row = append(row, plain(o.Name), plain(blueprint), plain(strconv.FormatInt(o.Generation, 10)),
+		o.atGeneration(o.Condition(v1alpha1.ConditionReady)), o.atGeneration(o.Condition(v1alpha1.ConditionAvailable)),
+		plain(resourceCount(o)))
+	if p.cols.rollout {
+		row = append(row, plain(rolloutCell(o.Status.Rollout)))
+	}
+	if p.cols.complete {
+		row = append(row, conditionStatus(o.Condition(v1alpha1.ConditionComplete)))
+	}
+	reason := ""
+	if c := o.Condition(v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+		reason = c.Reason
+	}
+	if !o.Observed() {
+		reason = "NotObserved"
+	}
+	return append(row, plain(reason), plain(p.Options.age(o.Created)))
+}
+
+// atGeneration is a condition's status, followed by the generation it speaks about when
+// that is not the owner's current one: "True", "True (gen 3)", or "-" when it is missing.
+func (o Owner) atGeneration(c *metav1.Condition) text {
+	if c == nil {
+		return plain("-")
+	}
+	t := statusText(c.Status)
+	if c.ObservedGeneration != o.Generation && (c.Status == metav1.ConditionTrue || c.Type != v1alpha1.ConditionAvailable) {
+		t = join(t, plain(fmt.Sprintf("(gen %d)", c.ObservedGeneration)))
+	}
+	return t
+}
+
+// conditionStatus is a condition's coloured status, or "-" when it is missing.
+func conditionStatus(c *metav1.Condition) text {
+	if c == nil {
+		return plain("-")
+	}
+	return statusText(c.Status)
+}
+
+// resourceCount is "ready/total" over the owner's resources, or "-" without any.
+func resourceCount(o Owner) string {
+	if len(o.Status.Resources) == 0 {
+		return "-"
+	}
+	ready := 0
+	for _, r := range o.Status.Resources {
+		if status(readyOf(r)) == metav1.ConditionTrue {
+			ready++
+		}
+	}
+	return fmt.Sprintf("%d/%d", ready, len(o.Status.Resources))
+}
+
+// rolloutCell is the owner's rollout state and group, or "-".
+func rolloutCell(r *v1alpha1.OwnerRolloutStatus) string {
+	switch {
+	case r == nil:
+		return "-"
+	case r.Group != "":
+		return string(r.State) + " (" + r.Group + ")"
+	}
+	return string(r.State)
+}

@@ -1,0 +1,151 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// Blueprint is what PrintRollout reads of a ClusterSupplyChain or ClusterDelivery.
+type Blueprint struct {
+	// Kind is v1alpha1.KindClusterSupplyChain or v1alpha1.KindClusterDelivery.
+	Kind       string
+	Name       string
+	Generation int64
+	// Strategy is spec.rolloutStrategy, nil without one.
+	Strategy *v1alpha1.RolloutStrategy
+	Status   v1alpha1.BlueprintStatus
+}
+
+// PrintRollout prints a blueprint's rollout (DESIGN §9): its strategy, the target and
+// stable revisions, the group being admitted, the RolloutProgressing and RolloutDegraded
+// conditions, the owners in each state per group, and the failed owners.
+func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
+	var b strings.Builder
+	summary := table{}
+	summary.plainRow(bp.Kind+":", fmt.Sprintf("%s (generation %d)", bp.Name, bp.Generation))
+	r := bp.Status.Rollout
+	switch {
+	case bp.Strategy == nil:
+		summary.plainRow("Strategy:", "none: a change reaches every owner at once")
+	default:
+		summary.plainRow("Strategy:", strategyLine(bp.Strategy))
+	}
+	if bp.Strategy != nil && r == nil {
+		summary.plainRow("Rollout:", "no revision yet (every template the blueprint references must exist)")
+	}
+	if r != nil {
+		target := orDash(r.TargetRevision)
+		switch {
+		case r.Complete:
+			target += " (complete)"
+		case r.StableRevision != "" && r.StableRevision != r.TargetRevision:
+			target += " (rolling out over " + r.StableRevision + ")"
+		}
+		summary.plainRow("Revision:", target)
+		if r.CurrentGroup != "" {
+			summary.plainRow("Group:", r.CurrentGroup)
+		}
+	}
+	for _, t := range []string{v1alpha1.ConditionRolloutProgressing, v1alpha1.ConditionRolloutDegraded} {
+		if c := meta.FindStatusCondition(bp.Status.Conditions, t); c != nil {
+			summary.row(plain(strings.TrimPrefix(t, "Rollout")+":"), join(statusText(c.Status), plain(reasonMessage(c)), plain("("+opts.age(c.LastTransitionTime.Time)+")")))
+		}
+	}
+	if r != nil && r.NextCheckTime != nil {
+		summary.plainRow("Next check:", r.NextCheckTime.UTC().Format(time.RFC3339)+" ("+opts.until(r.NextCheckTime.Time)+")")
+	}
+	if err := summary.write(&b, opts.Color); err != nil {
+		return err
+	}
+	if r != nil {
+		b.WriteByte('\n')
+		groups := table{}
+		groups.plainRow("GROUP", "TOAPPLY", "PROGRESSING", "SUCCEEDED", "FAILED", "TIMEOUT", "SKIP")
+		for _, g := range r.Groups {
+			name := g.Name
+			if name == "" {
+				name = "(no group)"
+			}
+			groups.plainRow(append([]string{name}, countCells(g.Counts)...)...)
+		}
+		groups.plainRow(append([]string{"all"}, countCells(r.Counts)...)...)
+		if err := groups.write(&b, opts.Color); err != nil {
+			return err
+		}
+		if len(r.FailedOwners) > 0 {
+			fmt.Fprintf(&b, "\nFailed owners: %s\n", strings.Join(r.FailedOwners, ", "))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// strategyLine is a rollout strategy in one line.
+func strategyLine(s *v1alpha1.RolloutStrategy) string {
+	parts := []string{string(s.Type)}
+	if len(s.Groups) > 0 {
+		names := make([]string, len(s.Groups))
+		for i, g := range s.Groups {
+			names[i] = g.Name
+		}
+		parts = append(parts, "groups "+strings.Join(names, ", "))
+	}
+	if len(s.MandatoryGroups) > 0 {
+		parts = append(parts, "mandatory "+strings.Join(s.MandatoryGroups, ", "))
+	}
+	if s.OwnersPerGroup != nil {
+		parts = append(parts, s.OwnersPerGroup.String()+" per group")
+	}
+	if s.MaxConcurrency != nil {
+		parts = append(parts, "max concurrency "+s.MaxConcurrency.String())
+	}
+	if s.MaxFailures != nil {
+		parts = append(parts, "max failures "+s.MaxFailures.String())
+	}
+	if s.MinSuccessTime != nil {
+		parts = append(parts, "min success time "+s.MinSuccessTime.Duration.String())
+	}
+	if s.ProgressDeadline != nil {
+		parts = append(parts, "progress deadline "+s.ProgressDeadline.Duration.String())
+	}
+	if s.Paused {
+		parts = append(parts, "paused")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func countCells(c v1alpha1.RolloutCounts) []string {
+	out := make([]string, 0, 6)
+	for _, n := range []int32{c.ToApply, c.Progressing, c.Succeeded, c.Failed, c.TimeOut, c.Skip} {
+		out = append(out, strconv.Itoa(int(n)))
+	}
+	return out
+}
+
+// until is "in <duration>" until t, as age prints durations, or "due" once t has passed.
+func (o Options) until(t time.Time) string {
+	if !t.After(o.Now) {
+		return "due"
+	}
+	return "in " + duration.HumanDuration(t.Sub(o.Now))
+}
+
+// BlueprintOf is the Blueprint of a ClusterSupplyChain or ClusterDelivery.
+func BlueprintOf(obj metav1.Object) (Blueprint, bool) {
+	switch o := obj.(type) {
+	case *v1alpha1.ClusterSupplyChain:
+		return Blueprint{Kind: v1alpha1.KindClusterSupplyChain, Name: o.Name, Generation: o.Generation, Strategy: o.Spec.RolloutStrategy, Status: o.Status}, true
+	case *v1alpha1.ClusterDelivery:
+		return Blueprint{Kind: v1alpha1.KindClusterDelivery, Name: o.Name, Generation: o.Generation, Strategy: o.Spec.RolloutStrategy, Status: o.Status}, true
+	}
+	return Blueprint{}, false
+}
