@@ -31,7 +31,7 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 		conds.plainRow("CONDITION", "STATUS", "GEN", "REASON", "AGE", "MESSAGE")
 		for _, c := range o.Status.Conditions {
 			conds.row(plain(c.Type), statusText(c.Status), plain(generation(c.ObservedGeneration)), plain(c.Reason),
-				plain(opts.age(c.LastTransitionTime.Time)), plain(oneLine(c.Message)))
+				plain(opts.Age(c.LastTransitionTime.Time)), plain(oneLine(c.Message)))
 		}
 		if err := conds.write(&b, opts.Color); err != nil {
 			return err
@@ -51,12 +51,12 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 		}
 		res.plainRow(append(header, "GEN", "OBJECT")...)
 		for _, r := range o.Status.Resources {
-			row := []text{plain(r.Name), plain(orDash(template(r))), conditionStatus(readyOf(r)),
+			row := []text{plain(r.Name), plain(orDash(TemplateOf(r))), conditionStatus(readyOf(r)),
 				conditionStatus(findCondition(r.Conditions, v1alpha1.ConditionHealthy))}
 			if complete {
 				row = append(row, conditionStatus(findCondition(r.Conditions, v1alpha1.ConditionComplete)))
 			}
-			res.row(append(row, plain(generation(r.ObservedGeneration)), plain(orDash(object(r))))...)
+			res.row(append(row, plain(generation(r.ObservedGeneration)), plain(orDash(ObjectOf(r))))...)
 		}
 		if err := res.write(&b, opts.Color); err != nil {
 			return err
@@ -66,11 +66,16 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 	return err
 }
 
-// summary is the owner at a glance: its blueprint, Ready at the current generation
-// beside Available at the last good one, its rollout and its rule conditions.
-func (o Owner) summary() *table {
-	t := &table{}
-	t.plainRow(o.Kind+":", o.Namespace+"/"+o.Name+" (generation "+strconv.FormatInt(o.Generation, 10)+")")
+// Field is a labelled line of an owner's summary.
+type Field struct {
+	Label string
+	Value []Span
+}
+
+// Summary is the owner at a glance, as get and tree print it first: its kind, name and
+// generation, its blueprint, Ready at the current generation beside Available at the
+// last good one, its rollout and its rule conditions.
+func (o Owner) Summary() []Field {
 	blueprint := "-"
 	if o.Blueprint != nil {
 		blueprint = o.Blueprint.Name
@@ -78,14 +83,26 @@ func (o Owner) summary() *table {
 	if o.Status.BlueprintRevision != "" {
 		blueprint += " at revision " + o.Status.BlueprintRevision
 	}
-	t.plainRow(capitalize(o.BlueprintTerm())+":", blueprint)
-	t.row(plain("Ready:"), o.readyLine())
-	t.row(plain("Available:"), o.availableLine())
+	fields := []Field{
+		{o.Kind, plain(o.Namespace + "/" + o.Name + " (generation " + strconv.FormatInt(o.Generation, 10) + ")")},
+		{capitalize(o.BlueprintTerm()), plain(blueprint)},
+		{"Ready", o.readyLine()},
+		{"Available", o.availableLine()},
+	}
 	if r := o.Status.Rollout; r != nil {
-		t.plainRow("Rollout:", rolloutLine(r))
+		fields = append(fields, Field{"Rollout", plain(rolloutLine(r))})
 	}
 	for _, c := range o.ruleConditions() {
-		t.row(plain(c.Type+":"), join(statusText(c.Status), plain(because(&c))))
+		fields = append(fields, Field{c.Type, join(statusText(c.Status), plain(because(&c)))})
+	}
+	return fields
+}
+
+// summary is Summary as a table.
+func (o Owner) summary() *table {
+	t := &table{}
+	for _, f := range o.Summary() {
+		t.row(plain(f.Label+":"), f.Value)
 	}
 	return t
 }

@@ -92,25 +92,32 @@ func (p *ListPrinter) row(o Owner) []text {
 	}
 	row = append(row, plain(o.Name), plain(blueprint), plain(strconv.FormatInt(o.Generation, 10)),
 		o.atGeneration(o.Condition(v1alpha1.ConditionReady)), o.atGeneration(o.Condition(v1alpha1.ConditionAvailable)),
-		plain(resourceCount(o)))
+		plain(ResourceCount(o)))
 	if p.cols.rollout {
-		row = append(row, plain(rolloutCell(o.Status.Rollout)))
+		row = append(row, plain(RolloutState(o.Status.Rollout)))
 	}
 	if p.cols.complete {
 		row = append(row, conditionStatus(o.Condition(v1alpha1.ConditionComplete)))
 	}
-	reason := ""
-	if c := o.Condition(v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
-		reason = c.Reason
-	}
-	if !o.Observed() {
-		reason = "NotObserved"
-	}
-	return append(row, plain(reason), plain(p.Options.age(o.Created)))
+	return append(row, plain(o.Reason()), plain(p.Options.Age(o.Created)))
 }
 
-// atGeneration is a condition's status, followed by the generation it speaks about when
+// Reason is why the owner is not Ready, in a word: its Ready condition's reason,
+// NotObserved when the status lags the spec, or "" when it is Ready.
+func (o Owner) Reason() string {
+	if !o.Observed() {
+		return reasonNotObserved
+	}
+	if c := o.Condition(v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+		return c.Reason
+	}
+	return ""
+}
+
+// AtGeneration is a condition's status, followed by the generation it speaks about when
 // that is not the owner's current one: "True", "True (gen 3)", or "-" when it is missing.
+func (o Owner) AtGeneration(c *metav1.Condition) []Span { return o.atGeneration(c) }
+
 func (o Owner) atGeneration(c *metav1.Condition) text {
 	if c == nil {
 		return plain("-")
@@ -130,8 +137,8 @@ func conditionStatus(c *metav1.Condition) text {
 	return statusText(c.Status)
 }
 
-// resourceCount is "ready/total" over the owner's resources, or "-" without any.
-func resourceCount(o Owner) string {
+// ResourceCount is "ready/total" over the owner's resources, or "-" without any.
+func ResourceCount(o Owner) string {
 	if len(o.Status.Resources) == 0 {
 		return "-"
 	}
@@ -144,8 +151,8 @@ func resourceCount(o Owner) string {
 	return fmt.Sprintf("%d/%d", ready, len(o.Status.Resources))
 }
 
-// rolloutCell is the owner's rollout state and group, or "-".
-func rolloutCell(r *v1alpha1.OwnerRolloutStatus) string {
+// RolloutState is the owner's rollout state and group, or "-".
+func RolloutState(r *v1alpha1.OwnerRolloutStatus) string {
 	switch {
 	case r == nil:
 		return "-"

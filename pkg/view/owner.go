@@ -124,9 +124,9 @@ func deciding(r v1alpha1.ResourceStatus) *metav1.Condition {
 	return meta.FindStatusCondition(r.Conditions, v1alpha1.ConditionReady)
 }
 
-// object is how printers name a resource's stamped object: Kind/name, "pass-through"
+// ObjectOf is how printers name a resource's stamped object: Kind/name, "pass-through"
 // for a resource that forwards an input, or "" when nothing was stamped.
-func object(r v1alpha1.ResourceStatus) string {
+func ObjectOf(r v1alpha1.ResourceStatus) string {
 	switch {
 	case r.StampedRef != nil:
 		return r.StampedRef.Kind + "/" + r.StampedRef.Name
@@ -137,8 +137,8 @@ func object(r v1alpha1.ResourceStatus) string {
 	return ""
 }
 
-// template is how printers name a resource's template: Kind/name.
-func template(r v1alpha1.ResourceStatus) string {
+// TemplateOf is how printers name a resource's template: Kind/name.
+func TemplateOf(r v1alpha1.ResourceStatus) string {
 	if r.TemplateRef == nil {
 		return ""
 	}

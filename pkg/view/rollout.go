@@ -37,7 +37,7 @@ func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
 	case bp.Strategy == nil:
 		summary.plainRow("Strategy:", "none: a change reaches every owner at once")
 	default:
-		summary.plainRow("Strategy:", strategyLine(bp.Strategy))
+		summary.plainRow("Strategy:", StrategyLine(bp.Strategy))
 	}
 	if bp.Strategy != nil && r == nil {
 		summary.plainRow("Rollout:", "no revision yet (every template the blueprint references must exist)")
@@ -57,7 +57,7 @@ func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
 	}
 	for _, t := range []string{v1alpha1.ConditionRolloutProgressing, v1alpha1.ConditionRolloutDegraded} {
 		if c := meta.FindStatusCondition(bp.Status.Conditions, t); c != nil {
-			summary.row(plain(strings.TrimPrefix(t, "Rollout")+":"), join(statusText(c.Status), plain(reasonMessage(c)), plain("("+opts.age(c.LastTransitionTime.Time)+")")))
+			summary.row(plain(strings.TrimPrefix(t, "Rollout")+":"), join(statusText(c.Status), plain(reasonMessage(c)), plain("("+opts.Age(c.LastTransitionTime.Time)+")")))
 		}
 	}
 	if r != nil && r.NextCheckTime != nil {
@@ -89,8 +89,8 @@ func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
 	return err
 }
 
-// strategyLine is a rollout strategy in one line.
-func strategyLine(s *v1alpha1.RolloutStrategy) string {
+// StrategyLine is a rollout strategy in one line.
+func StrategyLine(s *v1alpha1.RolloutStrategy) string {
 	parts := []string{string(s.Type)}
 	if len(s.Groups) > 0 {
 		names := make([]string, len(s.Groups))

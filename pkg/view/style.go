@@ -26,26 +26,33 @@ const (
 	reset  = "\x1b[0m"
 )
 
-// text is a piece of output made of spans, each printed in its colour when colours are
-// on.
-type text []span
-
-type span struct {
-	s     string
-	color string
+// Span is a piece of printed text and the condition status it shows, "" for plain text:
+// a terminal printer colours it (True green, False red, any other yellow), the web view
+// gives it a class.
+type Span struct {
+	Text   string
+	Status metav1.ConditionStatus
 }
 
-func plain(s string) text { return text{{s: s}} }
+// text is a piece of output made of spans.
+type text []Span
 
-// statusText is a condition status in its colour.
-func statusText(s metav1.ConditionStatus) text {
-	switch s {
+func plain(s string) text { return text{{Text: s}} }
+
+// statusText is a condition status, marked as one.
+func statusText(s metav1.ConditionStatus) text { return text{{string(s), s}} }
+
+// color is the ANSI colour of a span's status, "" for plain text.
+func (sp Span) color() string {
+	switch sp.Status {
+	case "":
+		return ""
 	case metav1.ConditionTrue:
-		return text{{string(s), green}}
+		return green
 	case metav1.ConditionFalse:
-		return text{{string(s), red}}
+		return red
 	}
-	return text{{string(s), yellow}}
+	return yellow
 }
 
 // join is the non-empty texts separated by spaces.
@@ -56,7 +63,7 @@ func join(ts ...text) text {
 			continue
 		}
 		if len(out) > 0 {
-			out = append(out, span{s: " "})
+			out = append(out, Span{Text: " "})
 		}
 		out = append(out, t...)
 	}
@@ -66,10 +73,10 @@ func join(ts ...text) text {
 func (t text) render(color bool) string {
 	var b strings.Builder
 	for _, sp := range t {
-		if color && sp.color != "" && sp.s != "" {
-			b.WriteString(sp.color + sp.s + reset)
+		if c := sp.color(); color && c != "" && sp.Text != "" {
+			b.WriteString(c + sp.Text + reset)
 		} else {
-			b.WriteString(sp.s)
+			b.WriteString(sp.Text)
 		}
 	}
 	return b.String()
@@ -78,13 +85,13 @@ func (t text) render(color bool) string {
 func (t text) width() int {
 	n := 0
 	for _, sp := range t {
-		n += utf8.RuneCountInString(sp.s)
+		n += utf8.RuneCountInString(sp.Text)
 	}
 	return n
 }
 
-// age is how long ago t was, as kubectl prints it (5m, 3h2m, 12d), or "-" for no time.
-func (o Options) age(t time.Time) string {
+// Age is how long ago t was, as kubectl prints it (5m, 3h2m, 12d), or "-" for no time.
+func (o Options) Age(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}

@@ -82,7 +82,7 @@ func writeNode(b *strings.Builder, o Owner, n *Node, prefix string, last bool, o
 	}
 	r := n.Resource
 	line := plain(r.Name)
-	if obj := object(r); obj != "" {
+	if obj := ObjectOf(r); obj != "" {
 		line = plain(r.Name + "  " + obj)
 	}
 	var conds []metav1.Condition
@@ -102,7 +102,7 @@ func writeNode(b *strings.Builder, o Owner, n *Node, prefix string, last bool, o
 		detail = prefix + indent + "   "
 	}
 	var details []string
-	if tpl := template(r); tpl != "" {
+	if tpl := TemplateOf(r); tpl != "" {
 		s := "template " + tpl
 		if r.ObservedGeneration != o.Generation && r.ObservedGeneration != 0 {
 			s += fmt.Sprintf(", stamped at generation %d", r.ObservedGeneration)
@@ -120,7 +120,7 @@ func writeNode(b *strings.Builder, o Owner, n *Node, prefix string, last bool, o
 		width = max(width, len(out.Name))
 	}
 	for _, out := range r.Outputs {
-		details = append(details, fmt.Sprintf("%-*s  %s  (%s, changed %s ago)", width, out.Name, preview(out.Preview), shortDigest(out.Digest), opts.age(out.LastTransitionTime.Time)))
+		details = append(details, fmt.Sprintf("%-*s  %s  (%s, changed %s ago)", width, out.Name, preview(out.Preview), ShortDigest(out.Digest), opts.Age(out.LastTransitionTime.Time)))
 	}
 	for _, d := range details {
 		b.WriteString(strings.TrimRight(detail+d, " ") + "\n")
@@ -145,8 +145,8 @@ func preview(p string) string {
 	return first
 }
 
-// shortDigest is a digest cut to its algorithm and 12 hex digits.
-func shortDigest(d string) string {
+// ShortDigest is a digest cut to its algorithm and 12 hex digits.
+func ShortDigest(d string) string {
 	algo, hex, ok := strings.Cut(d, ":")
 	if !ok || len(hex) <= 12 {
 		return d

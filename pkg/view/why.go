@@ -47,7 +47,7 @@ func Problems(o Owner) []Problem {
 		if status(readyOf(r)) == metav1.ConditionTrue {
 			continue
 		}
-		p := Problem{Resource: r.Name, Object: object(r)}
+		p := Problem{Resource: r.Name, Object: ObjectOf(r)}
 		if c := deciding(r); c != nil {
 			p.Condition = *c
 		} else {
@@ -73,21 +73,28 @@ func PrintWhy(w io.Writer, o Owner, opts Options) error {
 	problems := Problems(o)
 	var b strings.Builder
 	if len(problems) == 0 {
-		t := join(plain(o.Ref()+" is"), text{{"Ready", green}}, plain(fmt.Sprintf("at generation %d", o.Generation)))
+		t := join(plain(o.Ref()+" is"), text{{"Ready", metav1.ConditionTrue}}, plain(fmt.Sprintf("at generation %d", o.Generation)))
 		b.WriteString(t.render(opts.Color) + "\n")
 	}
 	for _, p := range problems {
-		who := o.Ref() + ":"
-		switch {
-		case p.Object != "":
-			who = fmt.Sprintf("%s (%s):", p.Resource, p.Object)
-		case p.Resource != "":
-			who = p.Resource + ":"
-		}
-		c := p.Condition
-		t := join(plain(who), append(plain(c.Type+"="), statusText(c.Status)...), plain(reasonMessage(&c)))
-		b.WriteString(t.render(opts.Color) + "\n")
+		b.WriteString(p.text(o).render(opts.Color) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Line is the problem as PrintWhy prints it, without colours: the resource and its
+// object, or the owner o, then the condition's type, status, reason and message.
+func (p Problem) Line(o Owner) string { return p.text(o).render(false) }
+
+func (p Problem) text(o Owner) text {
+	who := o.Ref() + ":"
+	switch {
+	case p.Object != "":
+		who = fmt.Sprintf("%s (%s):", p.Resource, p.Object)
+	case p.Resource != "":
+		who = p.Resource + ":"
+	}
+	c := p.Condition
+	return join(plain(who), append(plain(c.Type+"="), statusText(c.Status)...), plain(reasonMessage(&c)))
 }
