@@ -31,42 +31,13 @@ type Blueprint struct {
 func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
 	var b strings.Builder
 	summary := table{}
-	summary.plainRow(bp.Kind+":", fmt.Sprintf("%s (generation %d)", bp.Name, bp.Generation))
-	r := bp.Status.Rollout
-	switch {
-	case bp.Strategy == nil:
-		summary.plainRow("Strategy:", "none: a change reaches every owner at once")
-	default:
-		summary.plainRow("Strategy:", StrategyLine(bp.Strategy))
-	}
-	if bp.Strategy != nil && r == nil {
-		summary.plainRow("Rollout:", "no revision yet (every template the blueprint references must exist)")
-	}
-	if r != nil {
-		target := orDash(r.TargetRevision)
-		switch {
-		case r.Complete:
-			target += " (complete)"
-		case r.StableRevision != "" && r.StableRevision != r.TargetRevision:
-			target += " (rolling out over " + r.StableRevision + ")"
-		}
-		summary.plainRow("Revision:", target)
-		if r.CurrentGroup != "" {
-			summary.plainRow("Group:", r.CurrentGroup)
-		}
-	}
-	for _, t := range []string{v1alpha1.ConditionRolloutProgressing, v1alpha1.ConditionRolloutDegraded} {
-		if c := meta.FindStatusCondition(bp.Status.Conditions, t); c != nil {
-			summary.row(plain(strings.TrimPrefix(t, "Rollout")+":"), join(statusText(c.Status), plain(reasonMessage(c)), plain("("+opts.Age(c.LastTransitionTime.Time)+")")))
-		}
-	}
-	if r != nil && r.NextCheckTime != nil {
-		summary.plainRow("Next check:", r.NextCheckTime.UTC().Format(time.RFC3339)+" ("+opts.until(r.NextCheckTime.Time)+")")
+	for _, f := range bp.Summary(opts) {
+		summary.row(plain(f.Label+":"), f.Value)
 	}
 	if err := summary.write(&b, opts.Color); err != nil {
 		return err
 	}
-	if r != nil {
+	if r := bp.Status.Rollout; r != nil {
 		b.WriteByte('\n')
 		groups := table{}
 		groups.plainRow("GROUP", "TOAPPLY", "PROGRESSING", "SUCCEEDED", "FAILED", "TIMEOUT", "SKIP")
@@ -87,6 +58,46 @@ func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Summary is the blueprint's rollout at a glance, as PrintRollout prints it first: its
+// kind, name and generation, its strategy, the target and stable revisions, the group
+// being admitted, RolloutProgressing and RolloutDegraded, and when it is checked next.
+func (bp Blueprint) Summary(opts Options) []Field {
+	fields := []Field{{bp.Kind, plain(fmt.Sprintf("%s (generation %d)", bp.Name, bp.Generation))}}
+	r := bp.Status.Rollout
+	switch {
+	case bp.Strategy == nil:
+		fields = append(fields, Field{"Strategy", plain("none: a change reaches every owner at once")})
+	default:
+		fields = append(fields, Field{"Strategy", plain(StrategyLine(bp.Strategy))})
+	}
+	if bp.Strategy != nil && r == nil {
+		fields = append(fields, Field{"Rollout", plain("no revision yet (every template the blueprint references must exist)")})
+	}
+	if r != nil {
+		target := orDash(r.TargetRevision)
+		switch {
+		case r.Complete:
+			target += " (complete)"
+		case r.StableRevision != "" && r.StableRevision != r.TargetRevision:
+			target += " (rolling out over " + r.StableRevision + ")"
+		}
+		fields = append(fields, Field{"Revision", plain(target)})
+		if r.CurrentGroup != "" {
+			fields = append(fields, Field{"Group", plain(r.CurrentGroup)})
+		}
+	}
+	for _, t := range []string{v1alpha1.ConditionRolloutProgressing, v1alpha1.ConditionRolloutDegraded} {
+		if c := meta.FindStatusCondition(bp.Status.Conditions, t); c != nil {
+			fields = append(fields, Field{strings.TrimPrefix(t, "Rollout"),
+				join(statusText(c.Status), plain(reasonMessage(c)), plain("("+opts.Age(c.LastTransitionTime.Time)+")"))})
+		}
+	}
+	if r != nil && r.NextCheckTime != nil {
+		fields = append(fields, Field{"Next check", plain(r.NextCheckTime.UTC().Format(time.RFC3339) + " (" + opts.until(r.NextCheckTime.Time) + ")")})
+	}
+	return fields
 }
 
 // StrategyLine is a rollout strategy in one line.
