@@ -1,0 +1,241 @@
+package web
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/surveyor-dev/surveyor/pkg/view"
+)
+
+// Key names an object the store holds: an owner (Kind, Namespace, Name), a blueprint
+// (Kind, Name), or, with only Kind set, the state of that kind's watch.
+type Key struct {
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// changeLog is how many changes the store remembers for streams that resume: one whose
+// last event is older than that gets its page again, as it would with a new one.
+const changeLog = 4096
+
+// change is one numbered change to the store.
+type change struct {
+	seq uint64
+	key Key
+}
+
+// KindState is how the watch of one kind is doing.
+type KindState struct {
+	Kind string
+	// Synced is true once the first list arrived.
+	Synced bool
+	// Err is the last error of its list or watch, "" once it works again.
+	Err string
+}
+
+// Store holds the owners and blueprints the informers saw, numbers every change, and
+// wakes the event streams. It is safe for concurrent use.
+type Store struct {
+	mu         sync.RWMutex
+	owners     map[Key]view.Owner
+	sorted     []Key // the owners' keys by namespace, name and kind; nil when stale
+	blueprints map[Key]view.Blueprint
+	kinds      map[string]*KindState
+	// seq numbers the last change; log holds the last changeLog of them, oldest first.
+	seq uint64
+	log []change
+	// changed is closed, and replaced, on every change.
+	changed chan struct{}
+	// epoch tells this store's event ids from those of an earlier run of the server.
+	epoch string
+}
+
+// NewStore is an empty store.
+func NewStore() *Store {
+	return &Store{
+		owners: map[Key]view.Owner{}, blueprints: map[Key]view.Blueprint{}, kinds: map[string]*KindState{},
+		changed: make(chan struct{}), epoch: strconv.FormatInt(time.Now().UnixNano(), 36),
+	}
+}
+
+// record numbers a change to k and wakes the streams. The caller holds mu.
+func (s *Store) record(k Key) {
+	s.seq++
+	if len(s.log) == changeLog {
+		s.log = slices.Delete(s.log, 0, changeLog/4)
+	}
+	s.log = append(s.log, change{s.seq, k})
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// SetOwner adds or replaces an owner.
+func (s *Store) SetOwner(o view.Owner) {
+	k := Key{o.Kind, o.Namespace, o.Name}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.owners[k]; !ok {
+		s.sorted = nil
+	}
+	s.owners[k] = o
+	s.record(k)
+}
+
+// DeleteOwner removes an owner.
+func (s *Store) DeleteOwner(k Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.owners[k]; !ok {
+		return
+	}
+	delete(s.owners, k)
+	s.sorted = nil
+	s.record(k)
+}
+
+// SetBlueprint adds or replaces a blueprint.
+func (s *Store) SetBlueprint(bp view.Blueprint) {
+	k := Key{Kind: bp.Kind, Name: bp.Name}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blueprints[k] = bp
+	s.record(k)
+}
+
+// DeleteBlueprint removes a blueprint.
+func (s *Store) DeleteBlueprint(k Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.blueprints[k]; !ok {
+		return
+	}
+	delete(s.blueprints, k)
+	s.record(k)
+}
+
+// SetKindState records how the watch of a kind is doing, when that changed.
+func (s *Store) SetKindState(st KindState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.kinds[st.Kind]; ok && *old == st {
+		return
+	}
+	s.kinds[st.Kind] = &st
+	s.record(Key{Kind: st.Kind})
+}
+
+// KindState is how the watch of kind is doing; a kind never watched is not synced.
+func (s *Store) KindState(kind string) KindState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if st, ok := s.kinds[kind]; ok {
+		return *st
+	}
+	return KindState{Kind: kind}
+}
+
+// Owner is the owner k, if the store has it.
+func (s *Store) Owner(k Key) (view.Owner, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	o, ok := s.owners[k]
+	return o, ok
+}
+
+// Blueprint is the blueprint k, if the store has it.
+func (s *Store) Blueprint(k Key) (view.Blueprint, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	bp, ok := s.blueprints[k]
+	return bp, ok
+}
+
+// Owners are the owners that keep returns true for, by namespace, name and kind.
+func (s *Store) Owners(keep func(view.Owner) bool) []view.Owner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sorted == nil {
+		s.sorted = make([]Key, 0, len(s.owners))
+		for k := range s.owners {
+			s.sorted = append(s.sorted, k)
+		}
+		slices.SortFunc(s.sorted, func(a, b Key) int {
+			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name), strings.Compare(a.Kind, b.Kind))
+		})
+	}
+	var out []view.Owner
+	for _, k := range s.sorted {
+		if o := s.owners[k]; keep(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Namespaces are the namespaces of the owners, sorted.
+func (s *Store) Namespaces() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	seen := map[string]bool{}
+	for k := range s.owners {
+		seen[k.Namespace] = true
+	}
+	out := make([]string, 0, len(seen))
+	for ns := range seen {
+		out = append(out, ns)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Position is the number of the last change and a channel closed at the next one: wait
+// on the channel, then ask ChangedSince.
+func (s *Store) Position() (uint64, <-chan struct{}) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.seq, s.changed
+}
+
+// ChangedSince reports whether a change after seq touched a key that relevant accepts.
+// Changes older than the log count as changed.
+func (s *Store) ChangedSince(seq uint64, relevant func(Key) bool) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if seq >= s.seq {
+		return false
+	}
+	if len(s.log) == 0 || seq+1 < s.log[0].seq {
+		return true
+	}
+	for i := len(s.log) - 1; i >= 0 && s.log[i].seq > seq; i-- {
+		if relevant(s.log[i].key) {
+			return true
+		}
+	}
+	return false
+}
+
+// EventID is the id of the event that shows the store as of change seq.
+func (s *Store) EventID(seq uint64) string { return fmt.Sprintf("%s-%d", s.epoch, seq) }
+
+// ParseEventID is the change an event id of this store stands for; false for an id of
+// another run of the server, or none.
+func (s *Store) ParseEventID(id string) (uint64, bool) {
+	epoch, n, ok := strings.Cut(id, "-")
+	if !ok || epoch != s.epoch {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(n, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return seq, seq <= s.seq
+}
