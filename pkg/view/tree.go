@@ -91,7 +91,7 @@ func writeNode(b *strings.Builder, o Owner, n *Node, prefix string, last bool, o
 			conds = append(conds, *c)
 		}
 	}
-	for _, c := range append(conds, resourceRuleConditions(r)...) {
+	for _, c := range append(conds, RuleConditions(r)...) {
 		line = append(line, plain("  "+c.Type+"=")...)
 		line = append(line, statusText(c.Status)...)
 	}
