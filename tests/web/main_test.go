@@ -41,6 +41,8 @@ var (
 	env *harness.Env
 	// site is the web view, served as the viewer ServiceAccount.
 	site *httptest.Server
+	// viewerClient reads carto.run as the viewer ServiceAccount.
+	viewerClient rest.Interface
 )
 
 // viewer is the ServiceAccount the web view reads as: get, list and watch on the owners
@@ -85,12 +87,11 @@ func startWeb(ctx context.Context) (*httptest.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc, err := restClient(cfg)
-	if err != nil {
+	if viewerClient, err = restClient(cfg); err != nil {
 		return nil, err
 	}
 	store := web.NewStore()
-	go func() { _ = web.Watch(ctx, rc, "", store) }()
+	go func() { _ = web.Watch(ctx, viewerClient, "", store) }()
 	srv, err := web.NewServer(ctx, store, web.Options{Heartbeat: 2 * time.Second})
 	if err != nil {
 		return nil, err
@@ -120,7 +121,7 @@ func browserPath() string {
 
 // browser opens a tab of a new headless browser for the test, 1280×900. Without a
 // browser the test is skipped, or fails when CI=true: CI installs chromium (.ci/run).
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := browserPath()
 	if path == "" {
@@ -140,7 +141,7 @@ func browser(t *testing.T) context.Context {
 }
 
 // open opens a page of the web view in a new tab of the test's browser.
-func open(t *testing.T, browserCtx context.Context, path string) context.Context {
+func open(t testing.TB, browserCtx context.Context, path string) context.Context {
 	t.Helper()
 	tab, cancel := chromedp.NewContext(browserCtx)
 	t.Cleanup(cancel)
@@ -152,7 +153,7 @@ func open(t *testing.T, browserCtx context.Context, path string) context.Context
 
 // waitText waits until the text of the first element sel selects is want, polling in the
 // page (no reload). It fails the test with the last text seen.
-func waitText(t *testing.T, tab context.Context, sel, want string, timeout time.Duration) {
+func waitText(t testing.TB, tab context.Context, sel, want string, timeout time.Duration) {
 	t.Helper()
 	var ok bool
 	expr := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e !== null && e.textContent === %q; })()`, sel, want)
@@ -163,7 +164,7 @@ func waitText(t *testing.T, tab context.Context, sel, want string, timeout time.
 }
 
 // waitGone waits until sel selects nothing.
-func waitGone(t *testing.T, tab context.Context, sel string, timeout time.Duration) {
+func waitGone(t testing.TB, tab context.Context, sel string, timeout time.Duration) {
 	t.Helper()
 	var ok bool
 	expr := fmt.Sprintf(`document.querySelector(%q) === null`, sel)
@@ -183,7 +184,7 @@ func textOf(tab context.Context, sel string) string {
 }
 
 // screenshot saves the tab's whole page as tests/web/artifacts/NAME.png.
-func screenshot(t *testing.T, tab context.Context, name string) {
+func screenshot(t testing.TB, tab context.Context, name string) {
 	t.Helper()
 	var png []byte
 	// A tab in the background paints no frame to capture.
