@@ -51,10 +51,10 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 		}
 		res.plainRow(append(header, "GEN", "OBJECT")...)
 		for _, r := range o.Status.Resources {
-			row := []text{plain(r.Name), plain(orDash(TemplateOf(r))), conditionStatus(readyOf(r)),
-				conditionStatus(findCondition(r.Conditions, v1alpha1.ConditionHealthy))}
+			row := []text{plain(r.Name), plain(orDash(TemplateOf(r))), ConditionStatus(readyOf(r)),
+				ConditionStatus(findCondition(r.Conditions, v1alpha1.ConditionHealthy))}
 			if complete {
-				row = append(row, conditionStatus(findCondition(r.Conditions, v1alpha1.ConditionComplete)))
+				row = append(row, ConditionStatus(findCondition(r.Conditions, v1alpha1.ConditionComplete)))
 			}
 			res.row(append(row, plain(generation(r.ObservedGeneration)), plain(orDash(ObjectOf(r))))...)
 		}

@@ -91,13 +91,13 @@ func (p *ListPrinter) row(o Owner) []text {
 		blueprint = o.Blueprint.Name
 	}
 	row = append(row, plain(o.Name), plain(blueprint), plain(strconv.FormatInt(o.Generation, 10)),
-		o.atGeneration(o.Condition(v1alpha1.ConditionReady)), o.atGeneration(o.Condition(v1alpha1.ConditionAvailable)),
+		o.AtGeneration(o.Condition(v1alpha1.ConditionReady)), o.AtGeneration(o.Condition(v1alpha1.ConditionAvailable)),
 		plain(ResourceCount(o)))
 	if p.cols.rollout {
 		row = append(row, plain(RolloutState(o.Status.Rollout)))
 	}
 	if p.cols.complete {
-		row = append(row, conditionStatus(o.Condition(v1alpha1.ConditionComplete)))
+		row = append(row, ConditionStatus(o.Condition(v1alpha1.ConditionComplete)))
 	}
 	return append(row, plain(o.Reason()), plain(p.Options.Age(o.Created)))
 }
@@ -116,9 +116,7 @@ func (o Owner) Reason() string {
 
 // AtGeneration is a condition's status, followed by the generation it speaks about when
 // that is not the owner's current one: "True", "True (gen 3)", or "-" when it is missing.
-func (o Owner) AtGeneration(c *metav1.Condition) []Span { return o.atGeneration(c) }
-
-func (o Owner) atGeneration(c *metav1.Condition) text {
+func (o Owner) AtGeneration(c *metav1.Condition) []Span {
 	if c == nil {
 		return plain("-")
 	}
@@ -129,8 +127,8 @@ func (o Owner) atGeneration(c *metav1.Condition) text {
 	return t
 }
 
-// conditionStatus is a condition's coloured status, or "-" when it is missing.
-func conditionStatus(c *metav1.Condition) text {
+// ConditionStatus is a condition's status, marked as one, or "-" when it is missing.
+func ConditionStatus(c *metav1.Condition) []Span {
 	if c == nil {
 		return plain("-")
 	}

@@ -105,8 +105,8 @@ func (o Owner) ruleConditions() []metav1.Condition {
 		v1alpha1.ConditionResourcesSubmitted, v1alpha1.ConditionResourcesHealthy, v1alpha1.ConditionReady, v1alpha1.ConditionAvailable)
 }
 
-// RuleConditions are a resource's rule conditions (Complete and the like), in order.
-func RuleConditions(r v1alpha1.ResourceStatus) []metav1.Condition {
+// resourceRuleConditions are a resource's rule conditions.
+func resourceRuleConditions(r v1alpha1.ResourceStatus) []metav1.Condition {
 	return ruleConditions(r.Conditions, v1alpha1.ConditionResourceSubmitted, v1alpha1.ConditionHealthy, v1alpha1.ConditionReady)
 }
 

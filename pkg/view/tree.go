@@ -48,6 +48,18 @@ func Tree(o Owner) []*Node {
 	return roots
 }
 
+// ShownConditions are the conditions of a resource that the tree shows beside it: Ready,
+// Healthy (when it has one) and its rule conditions such as Complete.
+func ShownConditions(r v1alpha1.ResourceStatus) []metav1.Condition {
+	var conds []metav1.Condition
+	for _, t := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionHealthy} {
+		if c := findCondition(r.Conditions, t); c != nil {
+			conds = append(conds, *c)
+		}
+	}
+	return append(conds, resourceRuleConditions(r)...)
+}
+
 // previewWidth is how much of an output's preview a tree line shows.
 const previewWidth = 60
 
@@ -85,13 +97,7 @@ func writeNode(b *strings.Builder, o Owner, n *Node, prefix string, last bool, o
 	if obj := ObjectOf(r); obj != "" {
 		line = plain(r.Name + "  " + obj)
 	}
-	var conds []metav1.Condition
-	for _, t := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionHealthy} {
-		if c := findCondition(r.Conditions, t); c != nil {
-			conds = append(conds, *c)
-		}
-	}
-	for _, c := range append(conds, RuleConditions(r)...) {
+	for _, c := range ShownConditions(r) {
 		line = append(line, plain("  "+c.Type+"=")...)
 		line = append(line, statusText(c.Status)...)
 	}

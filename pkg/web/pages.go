@@ -82,11 +82,8 @@ func (s *Server) row(o view.Owner, opts view.Options) row {
 		ID: o.Kind + "/" + o.Namespace + "/" + o.Name, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
 		URL: ownerURL(o.Kind, o.Namespace, o.Name), Generation: o.Generation,
 		Ready: o.AtGeneration(o.Condition(v1alpha1.ConditionReady)), Available: o.AtGeneration(o.Condition(v1alpha1.ConditionAvailable)),
-		Complete:  []view.Span{{Text: "-"}},
+		Complete:  view.ConditionStatus(o.Condition(v1alpha1.ConditionComplete)),
 		Resources: view.ResourceCount(o), Rollout: view.RolloutState(o.Status.Rollout), Reason: o.Reason(), Age: opts.Age(o.Created),
-	}
-	if c := o.Condition(v1alpha1.ConditionComplete); c != nil {
-		r.Complete = []view.Span{{Text: string(c.Status), Status: c.Status}}
 	}
 	if o.Blueprint != nil {
 		r.Blueprint, r.BlueprintURL = o.Blueprint.Name, blueprintURL(o.Blueprint.Kind, o.Blueprint.Name)
@@ -278,19 +275,11 @@ func (s *Server) owner(r *http.Request) rendering {
 		var out []*node
 		for _, n := range ns {
 			res := n.Resource
-			nd := &node{Name: res.Name, Object: view.ObjectOf(res), Template: view.TemplateOf(res),
+			nd := &node{Name: res.Name, Object: view.ObjectOf(res), Template: view.TemplateOf(res), Conditions: view.ShownConditions(res),
 				AlsoReads: strings.Join(n.AlsoReads, ", "), Why: whyOf[res.Name], Children: build(n.Children)}
 			if res.ObservedGeneration != 0 && res.ObservedGeneration != o.Generation {
 				nd.Stamped = fmt.Sprintf("stamped at generation %d", res.ObservedGeneration)
 			}
-			for _, t := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionHealthy} {
-				for _, c := range res.Conditions {
-					if c.Type == t {
-						nd.Conditions = append(nd.Conditions, c)
-					}
-				}
-			}
-			nd.Conditions = append(nd.Conditions, view.RuleConditions(res)...)
 			for _, out := range res.Outputs {
 				nd.Outputs = append(nd.Outputs, output{Name: out.Name, Preview: out.Preview, Digest: out.Digest,
 					Short: view.ShortDigest(out.Digest), Changed: opts.Age(out.LastTransitionTime.Time)})
