@@ -111,3 +111,11 @@ func TestExplain(t *testing.T) {
 		}
 	}
 }
+
+// web checks its address before it reads the kubeconfig or listens.
+func TestWebAddress(t *testing.T) {
+	code, _, stderr := carto(t, "web", "--address", "8080")
+	if want := "error: --address \"8080\": address 8080: missing port in address\n"; code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr, want)
+	}
+}

@@ -33,6 +33,12 @@ namespace; with -n only that one's owners.`,
   kubectl carto web -n team-a --address 127.0.0.1:9000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return fmt.Errorf("--address %q: %w", address, err)
+			}
+			ip := net.ParseIP(host)
+			opts := web.Options{AnyHost: host != "localhost" && (ip == nil || !ip.IsLoopback())}
 			c, err := a.cluster()
 			if err != nil {
 				return err
@@ -41,7 +47,7 @@ namespace; with -n only that one's owners.`,
 			if a.flags.Namespace != nil && *a.flags.Namespace != "" && !allNamespaces {
 				namespace = c.namespace
 			}
-			return a.serveWeb(cmd.Context(), c, namespace, address)
+			return a.serveWeb(cmd.Context(), c, namespace, address, opts)
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", "127.0.0.1:8080", "the address to serve on; any other than a loopback one shows the cluster's status to whoever can reach it")
@@ -50,16 +56,11 @@ namespace; with -n only that one's owners.`,
 }
 
 // serveWeb serves the web view on address until ctx ends.
-func (a *app) serveWeb(ctx context.Context, c *cluster, namespace, address string) error {
+func (a *app) serveWeb(ctx context.Context, c *cluster, namespace, address string, opts web.Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	store := web.NewStore()
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return fmt.Errorf("--address %q: %w", address, err)
-	}
-	ip := net.ParseIP(host)
-	srv, err := web.NewServer(ctx, store, web.Options{AnyHost: host != "localhost" && (ip == nil || !ip.IsLoopback())})
+	srv, err := web.NewServer(ctx, store, opts)
 	if err != nil {
 		return err
 	}

@@ -157,6 +157,7 @@ func runSamples(ctx context.Context, dir, controller string) error {
 		return err
 	}
 	fmt.Printf("\nsamples applied. In another shell: export KUBECONFIG=%s\n", c.Kubeconfig)
+	fmt.Printf("in a browser: KUBECONFIG=%s bin/kubectl-carto web, then open http://127.0.0.1:8080/\n", c.Kubeconfig)
 	fmt.Printf("watching: kubectl get workloads -A --watch and kubectl get deliverables -A --watch (Ctrl-C stops everything)\n\n")
 	// kubectl watches one resource type at a time, so each owner kind has its own watch.
 	errs := make(chan error, 2)
