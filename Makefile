@@ -76,9 +76,9 @@ bench: build ## Benchmark N=1000 Workloads (BENCH_FLAGS, e.g. -n 100 -runs 3); r
 	$(GO) build -o bin/bench ./hack/bench
 	bin/bench -controller bin/surveyor $(BENCH_FLAGS)
 
-bench-scale: build ## Time per Workload at N = 100, 1000 and 5000, and its growth (BENCH_SCALE_FLAGS).
+bench-scale: build ## Time per Workload at N = 100, 1000 and 10000, and its growth (BENCH_SCALE_FLAGS).
 	$(GO) build -o bin/bench ./hack/bench
-	bin/bench -controller bin/surveyor -scale 100,1000,5000 $(BENCH_SCALE_FLAGS)
+	bin/bench -controller bin/surveyor -scale 100,1000,10000 $(BENCH_SCALE_FLAGS)
 
 clean: ## Remove build output (the tool cache is kept).
 	rm -rf bin .run

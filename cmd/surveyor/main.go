@@ -46,8 +46,10 @@ func run() error {
 	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease over.")
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down (and exits); raise it to ride out longer API server outages.")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "How often leader-election clients retry.")
-	flag.Float64Var(&qps, "kube-api-qps", 50, "Sustained queries per second to the API server.")
-	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of queries to the API server.")
+	// The API server protects itself with priority and fairness; a client-side limit
+	// below its capacity only makes the controller slower (README, Performance).
+	flag.Float64Var(&qps, "kube-api-qps", 1000, "Sustained queries per second to the API server, per resource; a negative value disables the client-side limit.")
+	flag.IntVar(&burst, "kube-api-burst", 2000, "Burst of queries to the API server, per resource.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

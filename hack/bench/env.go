@@ -174,7 +174,7 @@ func serviceAccountUser(ns, name string) string { return "system:serviceaccount:
 // controllerMetrics are the controller's own metric families the benchmark reads.
 var controllerMetrics = []string{
 	"controller_runtime_reconcile_total", "workqueue_adds_total", "rest_client_requests_total",
-	"go_memstats_heap_inuse_bytes", "go_goroutines",
+	"go_memstats_heap_inuse_bytes", "go_goroutines", "surveyor_events_failed_total",
 }
 
 func (e *env) scrapeController(ctx context.Context) (metrics, error) {

@@ -36,22 +36,22 @@ type floorResult struct {
 //   - as each is created, one of max-concurrent-reconciles workers creates its three
 //     objects and writes its status once, exactly the writes a perfect controller makes.
 //
-// The workers use the clients the controller builds: controller-runtime clients with
-// the controller's QPS and burst (client-go then limits each resource's REST client
-// separately, as it does in the controller), authenticated as the controller's
-// ServiceAccount, writing objects by impersonating the stamping ServiceAccount. The
-// objects carry the same labels, owner reference and annotation the controller stamps,
-// and the status the same conditions and resources, so request sizes match too.
+// The workers' clients have no client-side rate limit, so the floor is the API server's
+// capacity (with priority and fairness on), not a client's token bucket. They are
+// authenticated as the controller's ServiceAccount, writing objects by impersonating the
+// stamping ServiceAccount. The objects carry the same labels, owner reference and
+// annotation the controller stamps, and the status the same conditions and resources,
+// so request sizes match too.
 func (e *env) runFloor(ctx context.Context, n int) (*floorResult, error) {
 	objCfg := rest.CopyConfig(e.controllerConfig)
-	objCfg.QPS, objCfg.Burst = float32(e.opts.qps), e.opts.burst
+	objCfg.QPS = -1
 	objCfg.Impersonate = rest.ImpersonationConfig{UserName: serviceAccountUser(floorNamespace, stamperAccount)}
 	objects, err := client.New(objCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
 	}
 	statusCfg := rest.CopyConfig(e.controllerConfig)
-	statusCfg.QPS, statusCfg.Burst = float32(e.opts.qps), e.opts.burst
+	statusCfg.QPS = -1
 	status, err := client.New(statusCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
@@ -62,8 +62,6 @@ func (e *env) runFloor(ctx context.Context, n int) (*floorResult, error) {
 	if _, err := e.floorPipeline(ctx, objects, status, "warm", min(n, 20)); err != nil {
 		return nil, err
 	}
-	// The controller starts with full token buckets; so does the timed floor.
-	time.Sleep(time.Duration(float64(e.opts.burst) / e.opts.qps * float64(time.Second)))
 	return e.floorPipeline(ctx, objects, status, "w", n)
 }
 

@@ -223,6 +223,8 @@ type settleResult struct {
 	// Events are the Events in the bench namespace once the controller is quiet, by
 	// reason (each Event's count, so repeats folded into one object count too).
 	Events map[string]float64 `json:"events"`
+	// EventsFailed is the controller's count of Events it could not record.
+	EventsFailed float64 `json:"eventsFailed"`
 }
 
 // settle waits until the controller and the stamping account have made no request
@@ -252,13 +254,16 @@ func (e *env) settle(ctx context.Context, from snapshot) (*settleResult, snapsho
 		}
 		prev = cur
 	}
-	r := &settleResult{Seconds: lastActive.Sub(from.at).Seconds(), Requests: countRequests(from.apiserver, prev.apiserver)}
+	r := &settleResult{
+		Seconds: lastActive.Sub(from.at).Seconds(), Requests: countRequests(from.apiserver, prev.apiserver),
+		EventsFailed: prev.controller.sum("surveyor_events_failed_total", nil),
+	}
 	var err error
 	r.Events, err = e.countEvents(ctx)
 	return r, prev, err
 }
 
-// countEvents sums the Events recorded in the bench namespace by reason.
+// countEvents sums the Events the controller recorded in the bench namespace by reason.
 func (e *env) countEvents(ctx context.Context) (map[string]float64, error) {
 	var events corev1.EventList
 	if err := e.admin.List(ctx, &events, client.InNamespace(benchNamespace)); err != nil {
@@ -266,6 +271,9 @@ func (e *env) countEvents(ctx context.Context) (map[string]float64, error) {
 	}
 	out := map[string]float64{}
 	for _, ev := range events.Items {
+		if ev.Source.Component != "surveyor" && ev.ReportingController != "surveyor" {
+			continue // the API server's own, about Services, say
+		}
 		out[ev.Reason] += float64(max(ev.Count, 1))
 	}
 	return out, nil

@@ -51,7 +51,7 @@ type figureDef struct {
 var figureDefs = []figureDef{
 	{key: "convergence", label: "Convergence: first create → all Ready", unit: "s",
 		value: func(r *runResult) (float64, bool) { return r.Convergence.Seconds, true }},
-	{key: "floor", label: "Floor: plain client, same writes, QPS, workers", unit: "s",
+	{key: "floor", label: "Floor: plain client, same writes and workers, no client-side limit", unit: "s",
 		value: func(r *runResult) (float64, bool) {
 			if r.Floor == nil {
 				return 0, false
@@ -67,27 +67,50 @@ var figureDefs = []figureDef{
 		value: func(r *runResult) (float64, bool) { return r.Convergence.PerWorkloadMs, true }},
 	{key: "readyP50", label: "Half the Workloads Ready", unit: "s",
 		value: func(r *runResult) (float64, bool) { return r.Convergence.ReadyP50Seconds, true }},
-	{key: "requestsPerWorkload", label: "API requests per Workload, converging (all verbs, discovery incl.)", unit: "", target: "≤ 8",
+	{key: "requestsPerWorkload", label: "API requests per Workload, converging (all verbs, discovery incl.)", unit: "", target: "≤ 6",
 		value: func(r *runResult) (float64, bool) { return r.Convergence.RequestsPerWorkload, true },
-		met:   func(v float64) bool { return v <= 8 }},
-	{key: "requestsPerWorkloadUntilQuiet", label: "  including the tail after the last Ready (events)", unit: "", target: "≤ 8",
+		met:   func(v float64) bool { return v <= 6 }},
+	{key: "requestsPerWorkloadUntilQuiet", label: "  including the tail after the last Ready (events)", unit: "", target: "≤ 6",
 		value: func(r *runResult) (float64, bool) {
 			if r.Settle == nil {
 				return 0, false
 			}
 			return r.Convergence.RequestsPerWorkload + r.Settle.Requests.all(false)/float64(r.N), true
 		},
-		met: func(v float64) bool { return v <= 8 }},
+		met: func(v float64) bool { return v <= 6 }},
 	{key: "writesPerWorkload", label: "  writes per Workload, converging", unit: "",
 		value: func(r *runResult) (float64, bool) { return r.Convergence.WritesPerWorkload, true }},
 	{key: "reconcilesPerWorkload", label: "Reconciles per Workload, converging", unit: "",
 		value: func(r *runResult) (float64, bool) { return r.Convergence.ReconcilesPerWorkload, true }},
-	{key: "cpu", label: "Controller CPU to converge", unit: "s", target: "≤ 4 s at N=1000", atN: 1000,
+	{key: "cpu", label: "Controller CPU to converge", unit: "s", target: "≤ 3 s at N=1000", atN: 1000,
 		value: func(r *runResult) (float64, bool) { return r.Convergence.ControllerCPUSeconds, true },
-		met:   func(v float64) bool { return v <= 4 }},
-	{key: "peakRSS", label: "Controller peak RSS (VmHWM)", unit: "MiB", target: "< 100 MiB at N=1000", atN: 1000,
+		met:   func(v float64) bool { return v <= 3 }},
+	{key: "peakRSS", label: "Controller peak RSS (VmHWM)", unit: "MiB", target: "< 80 MiB at N=1000", atN: 1000,
 		value: func(r *runResult) (float64, bool) { return r.Convergence.PeakRSSMiB, true },
-		met:   func(v float64) bool { return v < 100 }},
+		met:   func(v float64) bool { return v < 80 }},
+	{key: "rssPerWorkload", label: "  peak RSS per Workload", unit: "KiB", target: "≤ 40 KiB at N=10000", atN: 10000,
+		value: func(r *runResult) (float64, bool) { return r.Convergence.PeakRSSMiB * 1024 / float64(r.N), true },
+		met:   func(v float64) bool { return v <= 40 }},
+	{key: "eventsPerWorkload", label: "Events per Workload, converging (all reasons)", unit: "", target: "≤ 1",
+		value: func(r *runResult) (float64, bool) {
+			if r.Settle == nil {
+				return 0, false
+			}
+			var sum float64
+			for _, v := range r.Settle.Events {
+				sum += v
+			}
+			return sum / float64(r.N), true
+		},
+		met: func(v float64) bool { return v <= 1 }},
+	{key: "eventsFailed", label: "  events the controller failed to record (surveyor_events_failed_total)", unit: "", target: "0",
+		value: func(r *runResult) (float64, bool) {
+			if r.Settle == nil {
+				return 0, false
+			}
+			return r.Settle.EventsFailed, true
+		},
+		met: func(v float64) bool { return v == 0 }},
 	{key: "settle", label: "Controller still busy after last Ready", unit: "s",
 		value: func(r *runResult) (float64, bool) {
 			if r.Settle == nil {

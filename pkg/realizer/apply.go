@@ -137,10 +137,13 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 		return rejected(err)
 	}
 	applied := obj.DeepCopy()
-	if err := rz.client.Patch(rz.ctx, applied, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	err = rz.r.echoes.write(objectKey(obj), applied, func() error {
+		return rz.client.Patch(rz.ctx, applied, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+	})
+	if err != nil {
 		return rejected(err)
 	}
-	rz.r.event(rz.owner, v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.name)
+	rz.events.add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.name)
 	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.name, "kind", gvk.Kind, "name", obj.GetName())
 	return applied, nil, nil
 }
@@ -148,7 +151,9 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.StampedRef {
 	gvk := obj.GroupVersionKind()
 	ref := &v1alpha1.StampedRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	if mapping, err := rz.r.watch.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+	if kw := rz.r.watch.synced(gvk); kw != nil {
+		ref.Resource = kw.resource.String()
+	} else if mapping, err := rz.r.watch.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 		ref.Resource = mapping.Resource.GroupResource().String()
 	}
 	return ref
@@ -200,7 +205,7 @@ func (rz *realization) prune(now []*resourceResult) {
 			continue
 		}
 		if err == nil {
-			rz.r.event(rz.owner, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
+			rz.events.add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func (rz *realization) createImmutable(res *resourceSpec, tpl template, obj *uns
 			return nil, err
 		}
 		rz.r.created.remember(rz.owner.GetUID(), res.name, created)
-		rz.r.event(rz.owner, v1alpha1.EventStampedObjectApplied, "Created %s/%s for resource [%s]", created.GetKind(), created.GetName(), res.name)
+		rz.events.add(v1alpha1.EventStampedObjectApplied, "Created %s/%s for resource [%s]", created.GetKind(), created.GetName(), res.name)
 		objects = append(objects, created)
 	}
 	rz.retain(res, tpl, objects)
@@ -121,7 +121,7 @@ func (rz *realization) retain(res *resourceSpec, tpl template, objects []*unstru
 			}
 			continue
 		}
-		rz.r.event(rz.owner, v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.name)
+		rz.events.add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.name)
 	}
 }
 

@@ -51,7 +51,12 @@ func CacheOptions() cache.Options {
 	for _, newObj := range templateKinds {
 		byObject[newObj()] = everything
 	}
-	return cache.Options{DefaultLabelSelector: labels.NewSelector().Add(*stamped), ByObject: byObject}
+	// No code reads managedFields (the no-write check compares fields, apply forces
+	// ownership), and they are most of a small object's size: they stay out of memory.
+	return cache.Options{
+		DefaultLabelSelector: labels.NewSelector().Add(*stamped), ByObject: byObject,
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
 }
 
 // registerMetrics exposes the expression caches' compile counters, which stay flat in
@@ -66,6 +71,7 @@ var registerMetrics = sync.OnceFunc(func() {
 			Name: "surveyor_jsonpath_parses_total",
 			Help: "Jsonpaths parsed; flat in steady state because parses are cached per path.",
 		}, func() float64 { return float64(expr.PathParseCount()) }),
+		eventsRecorded, eventsFailed,
 	)
 })
 
@@ -75,8 +81,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
+	recorder, err := newEventRecorder(mgr.GetConfig(), mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(recorder); err != nil {
+		return err
+	}
 	for _, kind := range blueprintKinds {
-		if err := (&BlueprintReconciler{client: mgr.GetClient(), kind: kind, recorder: mgr.GetEventRecorderFor("surveyor"), now: metav1.Now}).SetupWithManager(mgr); err != nil {
+		if err := (&BlueprintReconciler{client: mgr.GetClient(), kind: kind, recorder: recorder, now: metav1.Now}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
@@ -86,7 +99,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 		}
 	}
 	for _, kind := range ownerKinds {
-		if err := newOwnerReconciler(mgr, kind).SetupWithManager(mgr); err != nil {
+		r, err := newOwnerReconciler(mgr, kind, recorder)
+		if err != nil {
+			return err
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

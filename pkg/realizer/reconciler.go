@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,12 +36,17 @@ const FieldManager = "surveyor"
 // seconds (a few requests per resource); waits on a kind are bounded by syncTimeout.
 const reconcileTimeout = time.Minute
 
+// conflictRetry is when an owner whose status write lost to a newer copy looks again:
+// long enough for the cache to have caught up.
+const conflictRetry = 200 * time.Millisecond
+
 // OwnerReconciler realizes the owners of one kind (Workloads through ClusterSupplyChains,
 // or Deliverables through ClusterDeliveries). It is the only owner reconciler: the kind's
 // descriptor holds everything that differs between owner kinds.
 type OwnerReconciler struct {
 	kind     *ownerKind
-	client   client.Client // carto.run kinds from the cache; status writes
+	client   client.Client // carto.run kinds from the cache
+	status   *statusWriter
 	stamped  client.Reader // stamped objects, from label-filtered informers
 	imp      *impersonator
 	watch    *watcher
@@ -50,19 +54,30 @@ type OwnerReconciler struct {
 	now      func() metav1.Time
 	// created are the immutable objects created but not yet seen in the cache.
 	created createdObjects
+	// echoes are the owner statuses and stamped objects this reconciler wrote, whose
+	// watch events re-queue nothing.
+	echoes *echoes
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
 // client and config.
-func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind) *OwnerReconciler {
+func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder) (*OwnerReconciler, error) {
+	status, err := newStatusWriter(mgr, kind)
+	if err != nil {
+		return nil, err
+	}
+	echo := &echoes{}
 	return &OwnerReconciler{
 		kind:     kind,
+		status:   status,
 		client:   mgr.GetClient(),
 		stamped:  boundedReader{mgr.GetCache()},
 		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
-		recorder: mgr.GetEventRecorderFor("surveyor"),
+		recorder: recorder,
 		now:      metav1.Now,
+		echoes:   echo,
 		watch: &watcher{
+			echoes:   echo,
 			cache:    mgr.GetCache(),
 			mapper:   mgr.GetRESTMapper(),
 			probe:    mgr.GetAPIReader(),
@@ -72,7 +87,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind) *OwnerReconciler {
 			handler: handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 				kind.newObject(), handler.OnlyControllerOwner()),
 		},
-	}
+	}, nil
 }
 
 // SetupWithManager registers the reconciler. A blueprint change re-queues its owners, a
@@ -80,7 +95,8 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind) *OwnerReconciler {
 // controller owner (watches added on first use).
 func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	k := r.kind
-	b := ctrl.NewControllerManagedBy(mgr).Named(k.name).For(k.newObject()).
+	b := ctrl.NewControllerManagedBy(mgr).Named(k.name).
+		Watches(k.newObject(), r.echoes.handler(ownerKey, &handler.EnqueueRequestForObject{})).
 		Watches(k.blueprint.newObject(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			return ownersForBlueprint(ctx, r.client, k, k.blueprint.of(o))
 		}), builder.WithPredicates(rolloutStatusChanged(k.blueprint)))
@@ -138,13 +154,15 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	}
 	owner.SetBlueprintRef(obs.blueprintRef)
 	if !equality.Semantic.DeepEqual(orig.GetOwnerStatus(), st) || !equality.Semantic.DeepEqual(orig.GetBlueprintRef(), obs.blueprintRef) {
-		// The optimistic lock makes a status computed from a stale copy lose to a newer
-		// one instead of overwriting it; the conflict re-queues with the fresh copy.
-		patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
-		if err := r.client.Status().Patch(ctx, owner, patch); err != nil {
+		// The whole status is written: no diff of two owners to compute, and the
+		// resourceVersion it carries makes a status computed from a stale copy lose to
+		// a newer one instead of overwriting it.
+		err := r.echoes.write(ownerKey(owner), owner, func() error { return r.status.update(ctx, owner) })
+		if err != nil {
 			if apierrors.IsConflict(err) {
-				// The cached copy was stale: the newer one's event re-queues the owner.
-				return ctrl.Result{}, nil
+				// The cached copy was stale. The newer copy may be this reconciler's
+				// own write, whose event re-queues nothing, so look again shortly.
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			}
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -264,6 +282,7 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 		// Prune only after a clean pass: a failed apply must not cost an object.
 		rz.prune(obs.resources)
 	}
+	rz.events.record(r.recorder, owner)
 	return obs, transient
 }
 
@@ -326,11 +345,6 @@ func ownerObject(owner v1alpha1.Owner, kind string) (map[string]any, error) {
 	m["apiVersion"] = v1alpha1.GroupVersion.String()
 	m["kind"] = kind
 	return m, nil
-}
-
-// event records an event on the owner.
-func (r *OwnerReconciler) event(owner v1alpha1.Owner, reason, format string, args ...any) {
-	r.recorder.Eventf(owner, corev1.EventTypeNormal, reason, format, args...)
 }
 
 // retryDelay is when an owner waiting on something outside it (a RoleBinding, a kind

@@ -30,6 +30,8 @@ type realization struct {
 	byName map[string]*resourceResult
 	// finished is set once the owner is Complete: nothing is applied any more.
 	finished bool
+	// events are what this reconcile changed, recorded once it is done.
+	events eventLog
 }
 
 // resourceResult is what was observed for one resource.
@@ -453,7 +455,7 @@ func (rz *realization) healthEvent(res *resourceResult) {
 		return
 	}
 	if was := c.Status; was != res.healthy.Status {
-		rz.r.event(rz.owner, v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s: %s %s",
+		rz.events.add(v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s: %s %s",
 			res.status.Name, was, res.healthy.Status, res.healthy.Reason, res.healthy.Message)
 	}
 }

@@ -1,11 +1,19 @@
 package realizer
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/health"
@@ -153,4 +161,51 @@ func resourcesSubmitted(res []*resourceResult) metav1.Condition {
 		}
 	}
 	return c
+}
+
+// statusWriter writes owners' statuses through a plain REST client: the body is the
+// owner as cached with its new status (the resourceVersion in it makes a stale copy lose
+// to a newer one), and of the answer only the new resourceVersion is read. A typed
+// client would decode the whole owner back, and a merge patch would diff two owners.
+type statusWriter struct {
+	rest     rest.Interface
+	gvk      schema.GroupVersionKind
+	resource string
+}
+
+func newStatusWriter(mgr ctrl.Manager, kind *ownerKind) (*statusWriter, error) {
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	cfg.GroupVersion = &v1alpha1.GroupVersion
+	cfg.APIPath = "/apis"
+	cfg.ContentType = runtime.ContentTypeJSON
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(mgr.GetScheme()).WithoutConversion()
+	rc, err := rest.RESTClientForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	return &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.kind), resource: strings.ToLower(kind.kind) + "s"}, nil
+}
+
+// update writes owner's status and sets its resourceVersion to the one written.
+func (w *statusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {
+	owner.GetObjectKind().SetGroupVersionKind(w.gvk)
+	body, err := json.Marshal(owner)
+	if err != nil {
+		return err
+	}
+	raw, err := w.rest.Put().Namespace(owner.GetNamespace()).Resource(w.resource).Name(owner.GetName()).
+		SubResource("status").Body(body).Do(ctx).Raw()
+	if err != nil {
+		return err
+	}
+	var answer struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		return fmt.Errorf("reading the answer to a status write: %w", err)
+	}
+	owner.SetResourceVersion(answer.Metadata.ResourceVersion)
+	return nil
 }

@@ -65,6 +65,8 @@ type watcher struct {
 	cache   cache.Cache
 	mapper  meta.RESTMapper
 	handler handler.EventHandler
+	// echoes are the stamped objects the reconciler applied, whose events it ignores.
+	echoes *echoes
 	// probe reads the API server directly, to say why a kind does not list.
 	probe client.Reader
 
@@ -80,13 +82,31 @@ type watcher struct {
 // kindWatch is one stamped kind's informer.
 type kindWatch struct {
 	informer cache.Informer
+	mapping  *meta.RESTMapping
 	resource schema.GroupResource // e.g. widgets.example.com, the name of its CRD
+}
+
+// synced is gvk's informer once it has synced, nil before: the mapping it was started
+// with holds while it runs (a CRD's deletion removes it), so the RESTMapper, which
+// costs tens of microseconds a call, is asked once per kind.
+func (w *watcher) synced(gvk schema.GroupVersionKind) *kindWatch {
+	w.mu.Lock()
+	kw := w.kinds[gvk]
+	deleting := kw != nil && w.deleting[kw.resource]
+	w.mu.Unlock()
+	if kw == nil || deleting || !kw.informer.HasSynced() {
+		return nil
+	}
+	return kw
 }
 
 // ensure makes sure gvk is served and its informer has synced, and returns its REST
 // mapping. A kind that is not served gives a *notServedError and remembers owner, which
 // is re-queued when a CRD of the kind's group changes.
 func (w *watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind, owner reconcile.Request) (*meta.RESTMapping, error) {
+	if kw := w.synced(gvk); kw != nil {
+		return kw.mapping, nil
+	}
 	mapping, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		w.wait(gvk.Group, owner)
@@ -142,10 +162,10 @@ func (w *watcher) informer(ctx context.Context, gvk schema.GroupVersionKind, map
 	if err != nil {
 		return nil, fmt.Errorf("starting an informer for %s: %w", gvk, err)
 	}
-	if err := w.controller.Watch(&source.Informer{Informer: informer, Handler: w.handler}); err != nil {
+	if err := w.controller.Watch(&source.Informer{Informer: informer, Handler: w.echoes.handler(objectKey, w.handler)}); err != nil {
 		return nil, fmt.Errorf("watching %s: %w", gvk, err)
 	}
-	kw := &kindWatch{informer: informer, resource: mapping.Resource.GroupResource()}
+	kw := &kindWatch{informer: informer, mapping: mapping, resource: mapping.Resource.GroupResource()}
 	w.kinds[gvk] = kw
 	return kw, nil
 }

@@ -1,0 +1,139 @@
+package realizer
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// echoes keeps the watch events of this reconciler's own writes from re-queueing the
+// owner. Such an event tells the reconciler nothing it did not know when it wrote: the
+// owner's status it computed, or the stamped object the apply returned (health and
+// outputs were read from that answer). Filtering them saves a second reconcile per
+// owner. Any other write (another writer, a controller updating a Deployment's status,
+// the blueprint reconciler pinning a rollout) has a resourceVersion of its own and
+// passes.
+//
+// A write's event can arrive before its response, so events for an object being written
+// are held until the write returns: the one with the resourceVersion the write got is
+// dropped, the others are let through. A write that failed lets every held event
+// through.
+type echoes struct {
+	mu sync.Mutex
+	// writing are the objects being written, with the events that arrived meanwhile.
+	writing map[string][]heldEvent
+	// written are the resourceVersions written whose events have not arrived yet.
+	written map[string]string
+}
+
+type heldEvent struct {
+	resourceVersion string
+	deliver         func()
+}
+
+// write makes a write of obj (which it updates from the answer), holding the events of
+// obj that arrive meanwhile.
+func (e *echoes) write(key string, obj client.Object, write func() error) error {
+	e.start(key)
+	err := write()
+	rv := ""
+	if err == nil {
+		rv = obj.GetResourceVersion()
+	}
+	e.done(key, rv)
+	return err
+}
+
+// start marks the object with key as being written.
+func (e *echoes) start(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.writing == nil {
+		e.writing, e.written = map[string][]heldEvent{}, map[string]string{}
+	}
+	e.writing[key] = []heldEvent{}
+}
+
+// done ends the write of key, which gave resourceVersion ("" when it failed), and
+// delivers the held events that were not its echo.
+func (e *echoes) done(key, resourceVersion string) {
+	e.mu.Lock()
+	held := e.writing[key]
+	delete(e.writing, key)
+	echoed := false
+	var deliver []func()
+	for _, ev := range held {
+		if resourceVersion != "" && ev.resourceVersion == resourceVersion {
+			echoed = true
+			continue
+		}
+		deliver = append(deliver, ev.deliver)
+	}
+	if resourceVersion != "" && !echoed {
+		e.written[key] = resourceVersion
+	}
+	e.mu.Unlock()
+	for _, f := range deliver {
+		f()
+	}
+}
+
+// hold tells whether an event for key at resourceVersion is dropped as an echo or held
+// until the write in flight returns (deliver is then called if it was not the echo).
+func (e *echoes) hold(key, resourceVersion string, deliver func()) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if held, ok := e.writing[key]; ok {
+		e.writing[key] = append(held, heldEvent{resourceVersion: resourceVersion, deliver: deliver})
+		return true
+	}
+	if rv, ok := e.written[key]; ok && rv == resourceVersion {
+		delete(e.written, key)
+		return true
+	}
+	return false
+}
+
+func (e *echoes) forget(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.written, key)
+}
+
+// handler wraps next so that the create and update events of this reconciler's writes
+// (keyed by keyOf) re-queue nothing.
+func (e *echoes) handler(keyOf func(client.Object) string, next handler.EventHandler) handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, ev event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if !e.hold(keyOf(ev.Object), ev.Object.GetResourceVersion(), func() { next.Create(ctx, ev, q) }) {
+				next.Create(ctx, ev, q)
+			}
+		},
+		UpdateFunc: func(ctx context.Context, ev event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if !e.hold(keyOf(ev.ObjectNew), ev.ObjectNew.GetResourceVersion(), func() { next.Update(ctx, ev, q) }) {
+				next.Update(ctx, ev, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, ev event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			e.forget(keyOf(ev.Object))
+			next.Delete(ctx, ev, q)
+		},
+		GenericFunc: next.Generic,
+	}
+}
+
+// objectKey identifies a stamped object across its kinds.
+func objectKey(obj client.Object) string {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// ownerKey identifies an owner of the reconciler's one kind.
+func ownerKey(obj client.Object) string {
+	return obj.GetNamespace() + "/" + obj.GetName()
+}
