@@ -2,6 +2,8 @@ package expr
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/client-go/util/jsonpath"
 )
@@ -16,14 +18,21 @@ import (
 // it meets anything it would have to interpret (another Go type, a comparison with a non-string, an
 // error other than a missing key) it gives up, and Find runs client-go's evaluator on the same data,
 // so client-go stays the reference for every answer the plan does not give.
+//
+// One difference is deliberate: a wildcard (.*) or recursive descent (..) over an object visits
+// its keys in sorted order, where client-go follows Go's random map order. The same object then
+// always gives the same values in the same order, so a template stamping $(params..)$ stamps the
+// same object every time (and is not re-applied on every reconcile).
 
 type stepKind int
 
 const (
-	stepField  stepKind = iota // .key
-	stepIndex                  // [n], n may be negative
-	stepAll                    // [*]
-	stepFilter                 // [?(@.a.b=="v")], [?(@.a.b!="v")], [?(@.a.b)]
+	stepField     stepKind = iota // .key
+	stepIndex                     // [n], n may be negative
+	stepAll                       // [*]
+	stepFilter                    // [?(@.a.b=="v")], [?(@.a.b!="v")], [?(@.a.b)]
+	stepWildcard                  // .*
+	stepRecursive                 // ..
 )
 
 type step struct {
@@ -77,6 +86,10 @@ func compileSteps(list *jsonpath.ListNode) ([]step, bool) {
 				return nil, false
 			}
 			steps = append(steps, s)
+		case *jsonpath.WildcardNode:
+			steps = append(steps, step{kind: stepWildcard})
+		case *jsonpath.RecursiveNode:
+			steps = append(steps, step{kind: stepRecursive})
 		default:
 			return nil, false
 		}
@@ -221,8 +234,66 @@ func (s *step) walk(values []any) ([]any, error, bool) {
 				}
 			}
 		}
+	case stepWildcard:
+		for _, v := range values {
+			switch x := v.(type) {
+			case nil:
+			case map[string]any:
+				for _, k := range slices.Sorted(maps.Keys(x)) {
+					results = append(results, x[k])
+				}
+			case []any:
+				results = append(results, x...)
+			case bool, int64, float64:
+			default: // a string's bytes, or not JSON content
+				return nil, nil, false
+			}
+		}
+	case stepRecursive:
+		for _, v := range values {
+			var ok bool
+			if results, ok = descend(results, v); !ok {
+				return nil, nil, false
+			}
+		}
 	}
 	return results, nil, true
+}
+
+// descend appends v and everything below it as client-go's evalRecursive lists them, depth
+// first: a value with children (an object, a list, a non-empty string, whose children are its
+// bytes) and then its children's. Numbers, booleans, null, empty strings, objects and lists are
+// not listed, having no children.
+func descend(results []any, v any) ([]any, bool) {
+	var children []any
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			children = append(children, x[k])
+		}
+	case []any:
+		children = x
+	case string:
+		if x != "" {
+			results = append(results, x)
+		}
+		return results, true
+	case nil, bool, int64, float64:
+		return results, true
+	default:
+		return nil, false
+	}
+	if len(children) == 0 {
+		return results, true
+	}
+	results = append(results, v)
+	for _, c := range children {
+		var ok bool
+		if results, ok = descend(results, c); !ok {
+			return nil, false
+		}
+	}
+	return results, true
 }
 
 // lookup follows keys from v. found is false when a key is missing or a value on the way is null

@@ -100,7 +100,7 @@ func TestPlanMatchesClientGo(t *testing.T) {
 				}
 				return
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got, mapOrderFree(p)); diff != "" {
 				t.Errorf("values differ (-client-go +plan):\n%s", diff)
 			}
 		})

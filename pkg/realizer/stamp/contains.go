@@ -13,8 +13,9 @@ import (
 // live object already says everything the stamp says (DESIGN §3.5), so it compares with what the
 // API server stores rather than with what the template wrote:
 //
-//   - A null, an empty map or an empty list in stamped is held by a missing or null field: the
-//     API server drops them (labels: {}, env: [], args: null). So is a map holding only such values.
+//   - A null in stamped is held by anything: server-side apply reads it as a field left unset.
+//   - An empty map or an empty list in stamped is held by a missing or null field: the API server
+//     drops them (labels: {}, env: []). So is a map holding only such values.
 //   - A string or number in stamped is held by a string in live that is the same resource quantity:
 //     the API server stores quantities in canonical form (1000m as "1", 0.5 as "500m", 1024Mi as
 //     "1Gi"). Only values that both parse as quantities compare so; "abc" is never "abd".
@@ -55,7 +56,9 @@ func holds(live, stamped any) bool {
 		}
 		return true
 	case nil:
-		return live == nil
+		// Server-side apply reads a null as a field left unset: applying it again changes
+		// nothing, whatever the live value (metadata.creationTimestamp: null, say).
+		return true
 	case string:
 		l, ok := live.(string)
 		if !ok {

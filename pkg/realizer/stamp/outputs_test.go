@@ -162,7 +162,7 @@ func TestContains(t *testing.T) {
 		{name: "false is held", stamped: map[string]any{"spec": map[string]any{"paused": false}}, want: true},
 		{name: "missing key", stamped: map[string]any{"spec": map[string]any{"minReadySeconds": int64(0)}}, want: false},
 		{name: "null is held by a missing key", stamped: map[string]any{"spec": map[string]any{"strategy": nil}}, want: true},
-		{name: "null is not held by a value", stamped: map[string]any{"spec": map[string]any{"replicas": nil}}, want: false},
+		{name: "null is held by a value (apply leaves the field unset)", stamped: map[string]any{"spec": map[string]any{"replicas": nil}}, want: true},
 		{name: "different string", stamped: map[string]any{"metadata": map[string]any{"name": "other"}}, want: false},
 		{name: "map is not a scalar", stamped: map[string]any{"kind": map[string]any{}}, want: false},
 		{
