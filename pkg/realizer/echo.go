@@ -3,6 +3,7 @@ package realizer
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,13 +24,29 @@ import (
 // are held until the write returns: the one with the resourceVersion the write got is
 // dropped, the others are let through. A write that failed lets every held event
 // through.
+//
+// Until its echo arrives, the cache holds an older copy of an object just written. A
+// reconcile that reads such a copy must not trust it (it would compare its status with
+// one already replaced): it waits for the echo, which is then delivered (awaitEcho).
 type echoes struct {
 	mu sync.Mutex
 	// writing are the objects being written, with the events that arrived meanwhile.
 	writing map[string][]heldEvent
-	// written are the resourceVersions written whose events have not arrived yet.
-	written map[string]string
+	// written are the versions written whose events have not arrived yet.
+	written map[string]writtenVersion
+	// awaited are the objects whose echo re-queues after all: a reconcile found the
+	// cache behind its own write.
+	awaited map[string]bool
 }
+
+type writtenVersion struct {
+	resourceVersion string
+	at              time.Time
+}
+
+// echoWait bounds how long a written version is expected to show up in the cache; a
+// write whose event never comes (a watch that was re-listed past it) is forgotten then.
+const echoWait = 5 * time.Second
 
 type heldEvent struct {
 	resourceVersion string
@@ -39,14 +56,28 @@ type heldEvent struct {
 // write makes a write of obj (which it updates from the answer), holding the events of
 // obj that arrive meanwhile.
 func (e *echoes) write(key string, obj client.Object, write func() error) error {
+	before := obj.GetResourceVersion()
 	e.start(key)
 	err := write()
 	rv := ""
-	if err == nil {
+	if err == nil && obj.GetResourceVersion() != before { // an unchanged version has no event
 		rv = obj.GetResourceVersion()
 	}
 	e.done(key, rv)
 	return err
+}
+
+// awaitEcho tells whether a write of key has not reached the cache yet; if so, its echo
+// will re-queue instead of being dropped.
+func (e *echoes) awaitEcho(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w, ok := e.written[key]
+	if !ok || time.Since(w.at) > echoWait {
+		return false
+	}
+	e.awaited[key] = true
+	return true
 }
 
 // start marks the object with key as being written.
@@ -54,7 +85,7 @@ func (e *echoes) start(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.writing == nil {
-		e.writing, e.written = map[string][]heldEvent{}, map[string]string{}
+		e.writing, e.written, e.awaited = map[string][]heldEvent{}, map[string]writtenVersion{}, map[string]bool{}
 	}
 	e.writing[key] = []heldEvent{}
 }
@@ -75,7 +106,7 @@ func (e *echoes) done(key, resourceVersion string) {
 		deliver = append(deliver, ev.deliver)
 	}
 	if resourceVersion != "" && !echoed {
-		e.written[key] = resourceVersion
+		e.written[key] = writtenVersion{resourceVersion: resourceVersion, at: time.Now()}
 	}
 	e.mu.Unlock()
 	for _, f := range deliver {
@@ -92,8 +123,12 @@ func (e *echoes) hold(key, resourceVersion string, deliver func()) bool {
 		e.writing[key] = append(held, heldEvent{resourceVersion: resourceVersion, deliver: deliver})
 		return true
 	}
-	if rv, ok := e.written[key]; ok && rv == resourceVersion {
+	if w, ok := e.written[key]; ok && w.resourceVersion == resourceVersion {
 		delete(e.written, key)
+		if e.awaited[key] {
+			delete(e.awaited, key)
+			return false
+		}
 		return true
 	}
 	return false
@@ -103,6 +138,7 @@ func (e *echoes) forget(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.written, key)
+	delete(e.awaited, key)
 }
 
 // handler wraps next so that the create and update events of this reconciler's writes

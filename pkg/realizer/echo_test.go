@@ -110,3 +110,24 @@ func TestEchoesForgetDeletedObjects(t *testing.T) {
 		t.Error("a version of a deleted object was still taken for an echo")
 	}
 }
+
+// A reconcile that finds the cache behind its own write waits for the write's echo, which
+// then re-queues the owner instead of being dropped; an unchanged version is no write.
+func TestEchoesAwaitedEchoRequeues(t *testing.T) {
+	e := &echoes{}
+	obj := configMap("4")
+	_ = e.write(objectKey(obj), obj, func() error { obj.SetResourceVersion("5"); return nil })
+	if !e.awaitEcho(objectKey(obj)) {
+		t.Fatal("the cache was not known to be behind a write whose echo had not come")
+	}
+	if e.hold(objectKey(obj), "5", func() {}) {
+		t.Error("an awaited echo was dropped")
+	}
+	if e.awaitEcho(objectKey(obj)) {
+		t.Error("still waiting after the echo came")
+	}
+	_ = e.write(objectKey(obj), obj, func() error { return nil }) // the server changed nothing
+	if e.awaitEcho(objectKey(obj)) {
+		t.Error("waiting for the echo of a write that kept the version")
+	}
+}

@@ -139,6 +139,12 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	if !owner.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, nil // stamped objects go with it through owner references
 	}
+	if r.echoes.awaitEcho(ownerKey(owner)) {
+		// The cached copy predates this reconciler's last status write: a status computed
+		// from it could look unchanged and never be written. The write's event re-queues
+		// the owner once the cache has it (the delay is a fallback).
+		return ctrl.Result{RequeueAfter: echoWait}, nil
+	}
 	orig := owner.DeepCopyObject().(v1alpha1.Owner)
 	st := owner.GetOwnerStatus()
 	obs, realizeErr := r.observe(ctx, owner, meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionComplete))
