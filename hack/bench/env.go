@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -302,9 +303,13 @@ func (e *env) deleteStamped(ctx context.Context, ns, kind string) error {
 		if len(list.Items) == 0 {
 			return nil
 		}
+		// Deleting tens of thousands of objects outlasts the API server's request timeout,
+		// which then ends the request (a timeout, or a reset HTTP/2 stream): what it
+		// deleted stays deleted, and the loop goes on with the rest.
 		err := e.admin.DeleteAllOf(ctx, obj, client.InNamespace(ns), stamped)
+		var status apierrors.APIStatus
 		switch {
-		case err == nil, apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
+		case err == nil, apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), ctx.Err() == nil && !errors.As(err, &status):
 		case apierrors.IsMethodNotSupported(err):
 			if err := e.admin.List(ctx, list, client.InNamespace(ns), stamped); err != nil {
 				return err

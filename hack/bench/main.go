@@ -379,20 +379,27 @@ func printScale(w *os.File, points []scalePoint) float64 {
 			p.FloorSeconds, p.RatioToFloor, p.CPUSeconds, p.CPUSeconds*1000/float64(p.N), p.PeakRSSMiB, p.RequestsPerWorkload, p.MachineBusyPercent)
 	}
 	tw.Flush()
+	// The target compares the largest N with N=1000; without a 1000 point,
+	// with the smallest.
 	first, last := points[0], points[len(points)-1]
+	for _, p := range points {
+		if p.N == 1000 && p.N != last.N {
+			first = p
+		}
+	}
 	growth := last.PerWorkloadMs / first.PerWorkloadMs
 	verdict := "ok"
-	if growth >= 1.3 {
+	if growth > 1.2 {
 		verdict = "MISSED"
 	}
-	fmt.Fprintf(w, "Time per Workload, N=%d vs N=%d: %.2f× (target < 1.3×) %s\n", last.N, first.N, growth, verdict)
-	// At small N the client's token-bucket burst covers much of the work, so the raw
-	// growth mixes the rate limiter's warm-up into the controller's scaling. Against
-	// the floor at each N, and in CPU per Workload, it does not.
+	fmt.Fprintf(w, "Time per Workload, N=%d vs N=%d: %.2f× (target ≤ 1.2×) %s\n", last.N, first.N, growth, verdict)
+	// The floor itself slows as etcd grows; against the floor at each N, and in CPU per
+	// Workload, the controller's own scaling shows.
 	if first.RatioToFloor > 0 && last.RatioToFloor > 0 {
 		fmt.Fprintf(w, "  convergence/floor, N=%d vs N=%d: %.2f×\n", last.N, first.N, last.RatioToFloor/first.RatioToFloor)
 	}
 	fmt.Fprintf(w, "  controller CPU per Workload, N=%d vs N=%d: %.2f×\n", last.N, first.N, (last.CPUSeconds/float64(last.N))/(first.CPUSeconds/float64(first.N)))
+	fmt.Fprintf(w, "  peak RSS per Workload at N=%d: %.1f KiB (target ≤ 40 KiB)\n", last.N, last.PeakRSSMiB*1024/float64(last.N))
 	return growth
 }
 
