@@ -2,7 +2,6 @@ package realizer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -52,10 +51,9 @@ type eventRecorder struct {
 	instance string
 	seq      atomic.Uint64
 
-	mu     sync.Mutex
-	queue  []*corev1.Event
-	wake   chan struct{}
-	closed bool
+	mu    sync.Mutex
+	queue []*corev1.Event
+	wake  chan struct{}
 }
 
 // newEventRecorder makes a recorder writing with a protobuf client built from cfg.
@@ -182,7 +180,7 @@ func (r *eventRecorder) write(ctx context.Context, ev *corev1.Event) {
 		case err == nil:
 			eventsRecorded.Inc()
 			return
-		case ctx.Err() != nil || !isTransient(err) || errors.Is(err, context.Canceled):
+		case ctx.Err() != nil || !isTransient(err):
 			eventsFailed.Inc()
 			logf.Log.Error(err, "recording event", "object", ev.InvolvedObject.Name, "namespace", ev.Namespace, "reason", ev.Reason)
 			return
