@@ -166,8 +166,9 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		err := r.echoes.write(ownerKey(owner), owner, func() error { return r.status.update(ctx, owner) })
 		if err != nil {
 			if apierrors.IsConflict(err) {
-				// The cached copy was stale. The newer copy may be this reconciler's
-				// own write, whose event re-queues nothing, so look again shortly.
+				// The cached copy was stale. The newer copy's event re-queues the owner,
+				// unless it is this reconciler's own write from longer ago than echoWait
+				// (awaitEcho covers the rest), so look again shortly as well.
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			}
 			return ctrl.Result{}, client.IgnoreNotFound(err)
