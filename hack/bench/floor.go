@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -26,6 +27,10 @@ type floorResult struct {
 	// CreateSeconds is when the last Workload create returned.
 	CreateSeconds float64 `json:"createSeconds"`
 	Writes        int     `json:"writes"`
+	// CPUSeconds is the CPU this process (the plain client) spent on the floor's
+	// writes, Workload creates included: what the requests alone cost a client, with
+	// no watch and no reconcile.
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 // runFloor measures the physical limit of the controller's job with no controller
@@ -88,8 +93,12 @@ func (e *env) floorPipeline(ctx context.Context, objects, status client.Client, 
 			}
 		}()
 	}
+	cpuBefore, err := readProc(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
-	err := createParallel(ctx, n, e.opts.creators, func(ctx context.Context, i int) error {
+	err = createParallel(ctx, n, e.opts.creators, func(ctx context.Context, i int) error {
 		wl := newWorkload(floorNamespace, fmt.Sprintf("%s-%05d", prefix, i), "floor")
 		err := e.admin.Create(ctx, wl)
 		if apierrors.IsAlreadyExists(err) { // a retried create that had succeeded
@@ -111,7 +120,14 @@ func (e *env) floorPipeline(ctx context.Context, objects, status client.Client, 
 		return nil, fmt.Errorf("floor writes: %w", err)
 	default:
 	}
-	return &floorResult{Seconds: last.Sub(start).Seconds(), CreateSeconds: createDone.Seconds(), Writes: 5 * n}, nil
+	cpuAfter, err := readProc(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	return &floorResult{
+		Seconds: last.Sub(start).Seconds(), CreateSeconds: createDone.Seconds(), Writes: 5 * n,
+		CPUSeconds: (cpuAfter.CPU - cpuBefore.CPU).Seconds(),
+	}, nil
 }
 
 // floorWrites creates the Workload's three objects and writes its status once.

@@ -58,6 +58,13 @@ var figureDefs = []figureDef{
 			}
 			return r.Floor.Seconds, true
 		}},
+	{key: "floorCPU", label: "Floor client CPU: the same writes with no watch or reconcile", unit: "s",
+		value: func(r *runResult) (float64, bool) {
+			if r.Floor == nil {
+				return 0, false
+			}
+			return r.Floor.CPUSeconds, true
+		}},
 	{key: "ratio", label: "Convergence / floor", unit: "×", target: "≤ 1.5× at N=1000", atN: 1000,
 		value: func(r *runResult) (float64, bool) { return r.Convergence.RatioToFloor, r.Floor != nil },
 		met:   func(v float64) bool { return v <= 1.5 }},

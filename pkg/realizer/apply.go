@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -125,9 +126,7 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 		}
 		return live, nil, nil
 	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(gvk)
-	err := rz.r.stamped.Get(rz.ctx, client.ObjectKeyFromObject(obj), live)
+	live, err := rz.r.stamped.get(rz.ctx, gvk, client.ObjectKeyFromObject(obj))
 	switch {
 	case err == nil:
 		if live.GetAnnotations()[annotationStampDigest] == obj.GetAnnotations()[annotationStampDigest] && stamp.Contains(live.Object, asStored(obj).Object) {
@@ -161,13 +160,12 @@ func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.Stam
 
 // live reads a stamped object from the cache, or returns nil when it is not there.
 func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured {
-	obj := &unstructured.Unstructured{}
-	obj.SetAPIVersion(ref.APIVersion)
-	obj.SetKind(ref.Kind)
-	if _, err := rz.r.watch.ensure(rz.ctx, obj.GroupVersionKind(), ownerRequest(rz.owner)); err != nil {
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	if _, err := rz.r.watch.ensure(rz.ctx, gvk, ownerRequest(rz.owner)); err != nil {
 		return nil
 	}
-	if err := rz.r.stamped.Get(rz.ctx, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name}, obj); err != nil {
+	obj, err := rz.r.stamped.get(rz.ctx, gvk, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name})
+	if err != nil {
 		return nil
 	}
 	return obj

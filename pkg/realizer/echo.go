@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -165,8 +166,11 @@ func (e *echoes) handler(keyOf func(client.Object) string, next handler.EventHan
 
 // objectKey identifies a stamped object across its kinds.
 func objectKey(obj client.Object) string {
-	gvk := obj.GetObjectKind().GroupVersionKind()
-	return gvk.Group + "/" + gvk.Kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
+	return stampedKey(obj.GetObjectKind().GroupVersionKind(), obj.GetNamespace(), obj.GetName())
+}
+
+func stampedKey(gvk schema.GroupVersionKind, namespace, name string) string {
+	return gvk.Group + "/" + gvk.Kind + "/" + namespace + "/" + name
 }
 
 // ownerKey identifies an owner of the reconciler's one kind.

@@ -54,20 +54,19 @@ func (rz *realization) createImmutable(res *resourceSpec, tpl template, obj *uns
 // label-filtered cache, plus the one this process created last if the cache has not
 // seen it yet (so a quick second reconcile cannot create a duplicate).
 func (rz *realization) immutableObjects(res *resourceSpec, obj *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(obj.GroupVersionKind().GroupVersion().WithKind(obj.GetKind() + "List"))
 	labels := client.MatchingLabels{
 		rz.r.kind.labels.name:      rz.owner.GetName(),
 		rz.r.kind.labels.namespace: rz.owner.GetNamespace(),
 		v1alpha1.LabelResourceName: res.name,
 	}
-	if err := rz.r.stamped.List(rz.ctx, list, client.InNamespace(rz.owner.GetNamespace()), labels); err != nil {
+	listed, err := rz.r.stamped.list(rz.ctx, obj.GroupVersionKind(), client.InNamespace(rz.owner.GetNamespace()), labels)
+	if err != nil {
 		return nil, err
 	}
 	var objects []*unstructured.Unstructured
-	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], rz.owner) {
-			objects = append(objects, &list.Items[i])
+	for _, o := range listed {
+		if metav1.IsControlledBy(o, rz.owner) {
+			objects = append(objects, o)
 		}
 	}
 	if last := rz.r.created.get(rz.owner.GetUID(), res.name); last != nil {

@@ -47,7 +47,7 @@ type OwnerReconciler struct {
 	kind     *ownerKind
 	client   client.Client // carto.run kinds from the cache
 	status   *statusWriter
-	stamped  client.Reader // stamped objects, from label-filtered informers
+	stamped  stampedReader // stamped objects, from label-filtered informers
 	imp      *impersonator
 	watch    *watcher
 	recorder record.EventRecorder
@@ -67,11 +67,12 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 		return nil, err
 	}
 	echo := &echoes{}
+	stamped := newStampedReader(mgr.GetCache(), mgr.GetScheme())
 	return &OwnerReconciler{
 		kind:     kind,
 		status:   status,
 		client:   mgr.GetClient(),
-		stamped:  boundedReader{mgr.GetCache()},
+		stamped:  stamped,
 		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
 		recorder: recorder,
 		now:      metav1.Now,
@@ -79,6 +80,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 		watch: &watcher{
 			echoes:   echo,
 			cache:    mgr.GetCache(),
+			read:     stamped,
 			mapper:   mgr.GetRESTMapper(),
 			probe:    mgr.GetAPIReader(),
 			kinds:    map[schema.GroupVersionKind]*kindWatch{},

@@ -186,6 +186,11 @@ func newStatusWriter(mgr ctrl.Manager, kind *ownerKind) (*statusWriter, error) {
 	return &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.kind), resource: strings.ToLower(kind.kind) + "s"}, nil
 }
 
+// metadataOnly asks the API server to answer a write with the object's metadata alone
+// (645 bytes for a new Workload, against 4.6 KB for one with three resources), or,
+// failing that, with the object.
+const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
 // update writes owner's status and sets its resourceVersion to the one written.
 func (w *statusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {
 	owner.GetObjectKind().SetGroupVersionKind(w.gvk)
@@ -194,7 +199,7 @@ func (w *statusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {
 		return err
 	}
 	raw, err := w.rest.Put().Namespace(owner.GetNamespace()).Resource(w.resource).Name(owner.GetName()).
-		SubResource("status").Body(body).Do(ctx).Raw()
+		SubResource("status").SetHeader("Accept", metadataOnly).Body(body).Do(ctx).Raw()
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -63,6 +65,7 @@ func (e *notServedError) Unwrap() error { return e.err }
 // are the informers of a CRD being deleted (see crdChanged).
 type watcher struct {
 	cache   cache.Cache
+	read    stampedReader // the same cache, as stamped objects are read
 	mapper  meta.RESTMapper
 	handler handler.EventHandler
 	// echoes are the stamped objects the reconciler applied, whose events it ignores.
@@ -156,13 +159,13 @@ func (w *watcher) informer(ctx context.Context, gvk schema.GroupVersionKind, map
 	if kw, ok := w.kinds[gvk]; ok {
 		return kw, nil
 	}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	informer, err := w.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	informer, err := w.cache.GetInformer(ctx, w.read.object(gvk), cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, fmt.Errorf("starting an informer for %s: %w", gvk, err)
 	}
-	if err := w.controller.Watch(&source.Informer{Informer: informer, Handler: w.echoes.handler(objectKey, w.handler)}); err != nil {
+	// Typed objects from the cache carry no kind, so their key is made from gvk.
+	keyOf := func(obj client.Object) string { return stampedKey(gvk, obj.GetNamespace(), obj.GetName()) }
+	if err := w.controller.Watch(&source.Informer{Informer: informer, Handler: w.echoes.handler(keyOf, w.handler)}); err != nil {
 		return nil, fmt.Errorf("watching %s: %w", gvk, err)
 	}
 	kw := &kindWatch{informer: informer, mapping: mapping, resource: mapping.Resource.GroupResource()}
@@ -182,9 +185,7 @@ func (w *watcher) remove(ctx context.Context, gvk schema.GroupVersionKind, kw *k
 	if w.kinds[gvk] != kw {
 		return
 	}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	if err := w.cache.RemoveInformer(ctx, obj); err == nil {
+	if err := w.cache.RemoveInformer(ctx, w.read.object(gvk)); err == nil {
 		delete(w.kinds, gvk)
 	}
 }
@@ -237,11 +238,9 @@ func (w *watcher) crdChanged(ctx context.Context, crd client.Object, gone bool, 
 		if kw.resource != gr || !(deleting || gone) {
 			continue
 		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := w.cache.List(ctx, list); err == nil {
-			for i := range list.Items {
-				w.handler.Delete(ctx, event.DeleteEvent{Object: &list.Items[i]}, q)
+		if objects, err := w.read.list(ctx, gvk); err == nil {
+			for _, obj := range objects {
+				w.handler.Delete(ctx, event.DeleteEvent{Object: obj}, q)
 			}
 		}
 		w.remove(ctx, gvk, kw)
@@ -279,19 +278,94 @@ func ownerRequest(owner client.Object) reconcile.Request {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}
 }
 
-// boundedReader reads stamped objects from the informer cache, waiting at most
-// syncTimeout: the cache blocks a read of a kind whose informer has not synced, which
-// ensure rules out unless the kind's CRD went away in between.
-type boundedReader struct{ cache client.Reader }
-
-func (r boundedReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
-	defer cancel()
-	return r.cache.Get(ctx, key, obj, opts...)
+// stampedReader reads stamped objects from the label-filtered informer cache, as
+// unstructured objects, waiting at most syncTimeout: the cache blocks a read of a kind
+// whose informer has not synced, which ensure rules out unless the kind's CRD went away
+// in between.
+//
+// Kubernetes' own kinds (ConfigMaps, Services, Deployments, Jobs...) are cached typed,
+// so they are listed and watched as protobuf: a typed ConfigMap takes 40% less memory
+// than an unstructured one (1.95 against 3.26 KB), and the stamped objects are most of
+// the cache. A read converts the cached copy. Every other kind is cached unstructured.
+type stampedReader struct {
+	cache client.Reader
+	// typed are the kinds cached typed: client-go's, when the manager's scheme has them.
+	typed *runtime.Scheme
 }
 
-func (r boundedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+func newStampedReader(c client.Reader, scheme *runtime.Scheme) stampedReader {
+	return stampedReader{cache: c, typed: scheme}
+}
+
+// object is an empty object of the type the cache holds gvk in.
+func (r stampedReader) object(gvk schema.GroupVersionKind) client.Object {
+	if clientgoscheme.Scheme.Recognizes(gvk) {
+		if obj, err := r.typed.New(gvk); err == nil {
+			if o, ok := obj.(client.Object); ok {
+				return o
+			}
+		}
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	return obj
+}
+
+// get reads the gvk object at key.
+func (r stampedReader) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	return r.cache.List(ctx, list, opts...)
+	obj := r.object(gvk)
+	if err := r.cache.Get(ctx, key, obj); err != nil {
+		return nil, err
+	}
+	return asUnstructured(gvk, obj)
+}
+
+// list reads the gvk objects that match opts.
+func (r stampedReader) list(ctx context.Context, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
+	var list client.ObjectList
+	if _, ok := r.object(gvk).(*unstructured.Unstructured); ok {
+		u := &unstructured.UnstructuredList{}
+		u.SetGroupVersionKind(listGVK)
+		list = u
+	} else if l, err := r.typed.New(listGVK); err == nil {
+		list, _ = l.(client.ObjectList)
+	}
+	if list == nil {
+		return nil, fmt.Errorf("no list type for %s", gvk)
+	}
+	if err := r.cache.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	objects := make([]*unstructured.Unstructured, 0, len(items))
+	for _, item := range items {
+		u, err := asUnstructured(gvk, item)
+		if err != nil {
+			return nil, err
+		}
+		objects = append(objects, u)
+	}
+	return objects, nil
+}
+
+// asUnstructured is obj, a copy the caller owns, as an unstructured gvk object.
+func asUnstructured(gvk schema.GroupVersionKind, obj runtime.Object) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk) // the cache's typed objects carry no kind
+	return u, nil
 }
