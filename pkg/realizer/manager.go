@@ -53,9 +53,10 @@ func CacheOptions() cache.Options {
 	}
 	// No code reads managedFields (the no-write check compares fields, apply forces
 	// ownership), and they are most of a small object's size: they stay out of memory.
+	// Strings most objects hold alike are shared (intern.go).
 	return cache.Options{
 		DefaultLabelSelector: labels.NewSelector().Add(*stamped), ByObject: byObject,
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: internTransform,
 	}
 }
 
