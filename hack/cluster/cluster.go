@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -327,9 +328,19 @@ func randomToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// freePorts reserves n distinct loopback ports by listening on :0 at once, then
-// releases them for the components to bind.
+// handedOut are the ports freePorts returned in this process. A port is free only
+// until its user binds it, and the kernel may offer a just-released port again: two
+// calls in a row (a controller's metrics and health-probe ports) could get the same one.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePorts reserves n distinct loopback ports, never one it returned before, by
+// listening on :0 at once, then releases them for the components to bind.
 func freePorts(n int) ([]int, error) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	var ports []int
 	var ls []net.Listener
 	defer func() {
@@ -337,13 +348,20 @@ func freePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for range n {
+	for len(ports) < n {
+		if len(ls) > n+1000 {
+			return nil, errors.New("finding a free port: every port offered was handed out before")
+		}
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, errors.Join(errors.New("finding a free port"), err)
 		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ls = append(ls, l) // held until the end, so the kernel offers another
+		port := l.Addr().(*net.TCPAddr).Port
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			ports = append(ports, port)
+		}
 	}
 	return ports, nil
 }
