@@ -12,7 +12,7 @@ import (
 
 // The decoder gives every cached object its own copy of each string, though most of
 // them are shared by all objects: label keys, condition types, reasons and statuses,
-// kinds and API versions. The cache transforms below replace those with one shared
+// kinds and API versions. The cache transform below replaces those with one shared
 // copy as objects enter the cache: a Workload with three resources takes 4.6 KB instead
 // of 5.5, a stamped ConfigMap 1.7 KB instead of 2.0. Strings that differ per object
 // (names, messages, digests) are left alone, so the table stays small.

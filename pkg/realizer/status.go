@@ -186,9 +186,9 @@ func newStatusWriter(mgr ctrl.Manager, kind *ownerKind) (*statusWriter, error) {
 	return &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.kind), resource: strings.ToLower(kind.kind) + "s"}, nil
 }
 
-// metadataOnly asks the API server to answer a write with the object's metadata alone
-// (645 bytes for a new Workload, against 4.6 KB for one with three resources), or,
-// failing that, with the object.
+// metadataOnly asks the API server to answer a write with the object's metadata alone,
+// or, failing that, with the object: for a Workload with three resources 4.1 KB instead
+// of 8.0 KB (what is left is nearly all managedFields, which every answer carries).
 const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 // update writes owner's status and sets its resourceVersion to the one written.
