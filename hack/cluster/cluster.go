@@ -190,6 +190,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.Launch(ctx, "kwok", bins["kwok"],
 		"--kubeconfig="+c.Kubeconfig,
 		"--manage-single-node="+NodeName,
+		// A node Lease, renewed apart from the status heartbeat: under a loaded kuttl run
+		// the status heartbeat alone went unseen for 5 minutes and the node NotReady.
+		"--node-lease-duration-seconds=40",
 		"--cidr=10.244.0.1/24",
 		"--node-ip=10.0.0.10",
 	); err != nil {
