@@ -154,8 +154,8 @@ func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstruc
 	gvk := obj.GroupVersionKind()
 	answer := rz.r.stamped.object(gvk)
 	var patch client.Patch = client.Apply
-	if _, ok := answer.(*unstructured.Unstructured); ok {
-		answer = obj.DeepCopy()
+	if u, ok := answer.(*unstructured.Unstructured); ok {
+		obj.DeepCopyInto(u)
 	} else {
 		data, err := obj.MarshalJSON()
 		if err != nil {
