@@ -131,6 +131,19 @@ func newEnv(ctx context.Context, opts *options, logf func(string, ...any)) (_ *e
 
 func (e *env) stop() { e.c.Stop() }
 
+// controlPlaneCPU reads the CPU time each control-plane process has used so far.
+func (e *env) controlPlaneCPU() (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for _, name := range controlPlane {
+		st, err := readProc(e.c.Pid(name))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s's /proc: %w", name, err)
+		}
+		out[name] = st.CPU
+	}
+	return out, nil
+}
+
 // createStamper makes a namespace with the stamping ServiceAccount and an ordinary
 // Role (ConfigMaps and Services only) bound to it, and waits until RBAC allows it.
 func (e *env) createStamper(ctx context.Context, ns string) error {

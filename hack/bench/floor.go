@@ -31,6 +31,9 @@ type floorResult struct {
 	// writes, Workload creates included: what the requests alone cost a client, with
 	// no watch and no reconcile.
 	CPUSeconds float64 `json:"cpuSeconds"`
+	// ControlPlaneCPUSeconds is what the API server, etcd and kube-controller-manager
+	// spent meanwhile, by process.
+	ControlPlaneCPUSeconds map[string]float64 `json:"controlPlaneCPUSeconds"`
 }
 
 // runFloor measures the physical limit of the controller's job with no controller
@@ -97,6 +100,10 @@ func (e *env) floorPipeline(ctx context.Context, objects, status client.Client, 
 	if err != nil {
 		return nil, err
 	}
+	planeBefore, err := e.controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	err = createParallel(ctx, n, e.opts.creators, func(ctx context.Context, i int) error {
 		wl := newWorkload(floorNamespace, fmt.Sprintf("%s-%05d", prefix, i), "floor")
@@ -124,9 +131,14 @@ func (e *env) floorPipeline(ctx context.Context, objects, status client.Client, 
 	if err != nil {
 		return nil, err
 	}
+	planeAfter, err := e.controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
 	return &floorResult{
 		Seconds: last.Sub(start).Seconds(), CreateSeconds: createDone.Seconds(), Writes: 5 * n,
-		CPUSeconds: (cpuAfter.CPU - cpuBefore.CPU).Seconds(),
+		CPUSeconds:             (cpuAfter.CPU - cpuBefore.CPU).Seconds(),
+		ControlPlaneCPUSeconds: cpuDelta(planeBefore, planeAfter),
 	}, nil
 }
 
@@ -164,8 +176,8 @@ func stampedObjects(wl *v1alpha1.Workload) []client.Object {
 	svc := &corev1.Service{
 		ObjectMeta: meta(wl.Name, "service", "ClusterTemplate", "bench-service"),
 		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app.kubernetes.io/name": wl.Name},
-			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
+			ClusterIP: corev1.ClusterIPNone,
+			Ports:     []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
 		},
 	}
 	svc.Annotations["bench.surveyor.dev/source-revision"] = "main"

@@ -176,6 +176,20 @@ type procStat struct {
 	RSS, HWM uint64
 }
 
+// controlPlane are the cluster's processes whose CPU the bench reports: the API server
+// serves every request, etcd stores every write, and kube-controller-manager reacts to
+// the stamped objects (its garbage collector, and Services' endpoint controllers).
+var controlPlane = []string{"kube-apiserver", "etcd", "kube-controller-manager"}
+
+// cpuDelta is the CPU each component spent between two readings, in seconds.
+func cpuDelta(before, after map[string]time.Duration) map[string]float64 {
+	out := map[string]float64{}
+	for name, cpu := range after {
+		out[name] = (cpu - before[name]).Seconds()
+	}
+	return out
+}
+
 // userHZ is the unit of /proc/<pid>/stat times. It is 100 on every Linux
 // architecture Go supports (the kernel's USER_HZ, not its tick rate).
 const userHZ = 100

@@ -22,12 +22,17 @@ type snapshot struct {
 	controller metrics
 	proc       procStat
 	machine    machineStat
+	// controlPlane is the CPU time each control-plane process has used.
+	controlPlane map[string]time.Duration
 }
 
 func (e *env) snapshot(ctx context.Context) (snapshot, error) {
 	s := snapshot{at: time.Now()}
 	var err error
 	if s.machine, err = readMachine(); err != nil {
+		return s, err
+	}
+	if s.controlPlane, err = e.controlPlaneCPU(); err != nil {
 		return s, err
 	}
 	if s.proc, err = readProc(e.pid); err != nil {
@@ -53,8 +58,11 @@ type convergenceResult struct {
 	RatioToFloor    float64 `json:"ratioToFloor,omitempty"`
 
 	ControllerCPUSeconds float64 `json:"controllerCPUSeconds"`
-	PeakRSSMiB           float64 `json:"peakRSSMiB"`
-	HeapInuseMiB         float64 `json:"heapInuseMiB"`
+	// ControlPlaneCPUSeconds is what the API server, etcd and kube-controller-manager
+	// spent meanwhile, by process.
+	ControlPlaneCPUSeconds map[string]float64 `json:"controlPlaneCPUSeconds"`
+	PeakRSSMiB             float64            `json:"peakRSSMiB"`
+	HeapInuseMiB           float64            `json:"heapInuseMiB"`
 
 	// Requests are per identity and bucket (FlowSchema counts, discovery included).
 	Requests            requestCounts `json:"requests"`
@@ -137,15 +145,16 @@ wait:
 	prof.takeHeap(ctx)
 
 	r := &convergenceResult{
-		Seconds:              end.Sub(start).Seconds(),
-		CreateSeconds:        createDone.Seconds(),
-		ControllerCPUSeconds: (after.proc.CPU - before.proc.CPU).Seconds(),
-		PeakRSSMiB:           float64(after.proc.HWM) / mib,
-		HeapInuseMiB:         after.controller.sum("go_memstats_heap_inuse_bytes", nil) / mib,
-		Requests:             countRequests(before.apiserver, after.apiserver),
-		APIServerRequests:    requestsByVerbResource(before.apiserver, after.apiserver),
-		ClientRequests:       deltaBy(before.controller, after.controller, "rest_client_requests_total", nil, "method", "code"),
-		Reconciles:           deltaBy(before.controller, after.controller, "controller_runtime_reconcile_total", map[string]string{"controller": "workload"}, "result"),
+		Seconds:                end.Sub(start).Seconds(),
+		CreateSeconds:          createDone.Seconds(),
+		ControllerCPUSeconds:   (after.proc.CPU - before.proc.CPU).Seconds(),
+		ControlPlaneCPUSeconds: cpuDelta(before.controlPlane, after.controlPlane),
+		PeakRSSMiB:             float64(after.proc.HWM) / mib,
+		HeapInuseMiB:           after.controller.sum("go_memstats_heap_inuse_bytes", nil) / mib,
+		Requests:               countRequests(before.apiserver, after.apiserver),
+		APIServerRequests:      requestsByVerbResource(before.apiserver, after.apiserver),
+		ClientRequests:         deltaBy(before.controller, after.controller, "rest_client_requests_total", nil, "method", "code"),
+		Reconciles:             deltaBy(before.controller, after.controller, "controller_runtime_reconcile_total", map[string]string{"controller": "workload"}, "result"),
 	}
 	r.PerWorkloadMs = r.Seconds * 1000 / float64(n)
 	r.MachineBusy = busyShare(before.machine, after.machine)

@@ -65,6 +65,17 @@ var figureDefs = []figureDef{
 			}
 			return r.Floor.CPUSeconds, true
 		}},
+	{key: "planeCPU", label: "Control-plane CPU per Workload, converging (API server, etcd, controller-manager)", unit: "ms",
+		value: func(r *runResult) (float64, bool) {
+			return sumValues(r.Convergence.ControlPlaneCPUSeconds) * 1000 / float64(r.N), true
+		}},
+	{key: "floorPlaneCPU", label: "  the same for the floor", unit: "ms",
+		value: func(r *runResult) (float64, bool) {
+			if r.Floor == nil {
+				return 0, false
+			}
+			return sumValues(r.Floor.ControlPlaneCPUSeconds) * 1000 / float64(r.N), true
+		}},
 	{key: "ratio", label: "Convergence / floor", unit: "×", target: "≤ 1.5× at N=1000", atN: 1000,
 		value: func(r *runResult) (float64, bool) { return r.Convergence.RatioToFloor, r.Floor != nil },
 		met:   func(v float64) bool { return v <= 1.5 }},
@@ -310,6 +321,11 @@ func printDetails(w io.Writer, r *runResult) {
 
 	fmt.Fprintf(w, "\nMachine while converging: %.0f%% busy (the controller %.0f%% of it), load average %.1f at the end (%d cores)\n",
 		100*c.MachineBusy, 100*c.ControllerShare, c.LoadAverage, runtime.NumCPU())
+	fmt.Fprintf(w, "Control-plane CPU while converging: %s", formatSeconds(c.ControlPlaneCPUSeconds))
+	if r.Floor != nil {
+		fmt.Fprintf(w, "; in the floor: %s", formatSeconds(r.Floor.ControlPlaneCPUSeconds))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Workload reconciles by result: %s; controller client requests by method and code: %s\n",
 		formatCounts(c.Reconciles), formatCounts(c.ClientRequests))
 	if r.Settle != nil {
@@ -382,6 +398,15 @@ func formatCounts(m map[string]float64) string {
 	return strings.Join(parts, " ")
 }
 
+// formatSeconds lists each process's CPU seconds, in controlPlane's order.
+func formatSeconds(m map[string]float64) string {
+	var parts []string
+	for _, name := range controlPlane {
+		parts = append(parts, fmt.Sprintf("%s %.1f s", name, m[name]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func formatRates(m map[string]float64) string {
 	var parts []string
 	for _, k := range sortedKeys(m) {
@@ -406,6 +431,14 @@ func indent(s string) string {
 }
 
 // median of vs (which it sorts a copy of); 0 for none.
+func sumValues(m map[string]float64) float64 {
+	var sum float64
+	for _, v := range m {
+		sum += v
+	}
+	return sum
+}
+
 func median(vs []float64) float64 {
 	if len(vs) == 0 {
 		return 0
