@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -79,11 +78,10 @@ type env struct {
 
 // newEnv starts the cluster and installs the CRDs, the controller's RBAC, the bench
 // namespaces with the stamping ServiceAccount, and the counting FlowSchemas.
-func newEnv(ctx context.Context, opts *options, logf func(string, ...any)) (_ *env, err error) {
+func newEnv(ctx context.Context, opts *options, dir string, logf func(string, ...any)) (_ *env, err error) {
 	clusterLog := &prefixWriter{w: os.Stderr, prefix: "  cluster: ", quiet: !opts.verbose}
-	dir := ""
-	if opts.dir != "" {
-		if dir, err = filepath.Abs(opts.dir); err != nil {
+	if dir != "" {
+		if dir, err = filepath.Abs(dir); err != nil {
 			return nil, err
 		}
 		if err := os.RemoveAll(dir); err != nil {
@@ -269,73 +267,6 @@ func (e *env) applySupplyChain(ctx context.Context) error {
 		ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
 		return ready != nil && ready.Status == metav1.ConditionTrue && sc.Status.ObservedGeneration == sc.Generation, nil
 	})
-}
-
-// removeFloor deletes the floor namespace so that nothing of it is left to perturb
-// the measured run. The stamped objects go first: deleting Workloads whose dependents
-// still exist would hand kube-controller-manager's garbage collector thousands of
-// dependents to look up one by one at its own QPS, well into the convergence window.
-func (e *env) removeFloor(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for _, kind := range []string{"ConfigMap", "Service"} {
-		if err := e.deleteStamped(ctx, floorNamespace, kind); err != nil {
-			return fmt.Errorf("deleting the floor's %ss: %w", kind, err)
-		}
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}}
-	if err := e.admin.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		err := e.admin.Get(ctx, client.ObjectKey{Name: floorNamespace}, &corev1.Namespace{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for namespace %s to go: %w", floorNamespace, err)
-	}
-	return e.waitQuiet(ctx)
-}
-
-// deleteStamped deletes the objects of a core kind carrying Surveyor's labels in ns
-// and waits until they are gone. A collection delete of thousands of objects (Services
-// are slow to delete: their cluster IPs are released one by one) can outlast the API
-// server's request timeout, which stops it part-way, so it is repeated until nothing
-// is left. An API server without collection deletes for the kind gets one delete per
-// object.
-func (e *env) deleteStamped(ctx context.Context, ns, kind string) error {
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind + "List"))
-	stamped := client.HasLabels{v1alpha1.LabelResourceName}
-	for {
-		if err := e.admin.List(ctx, list, client.InNamespace(ns), stamped, client.Limit(1)); err != nil {
-			return err
-		}
-		if len(list.Items) == 0 {
-			return nil
-		}
-		// Deleting tens of thousands of objects outlasts the API server's request timeout,
-		// which then ends the request (a timeout, or a reset HTTP/2 stream): what it
-		// deleted stays deleted, and the loop goes on with the rest.
-		err := e.admin.DeleteAllOf(ctx, obj, client.InNamespace(ns), stamped)
-		var status apierrors.APIStatus
-		switch {
-		case err == nil, apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), ctx.Err() == nil && !errors.As(err, &status):
-		case apierrors.IsMethodNotSupported(err):
-			if err := e.admin.List(ctx, list, client.InNamespace(ns), stamped); err != nil {
-				return err
-			}
-			for i := range list.Items {
-				if err := e.admin.Delete(ctx, &list.Items[i]); err != nil && !apierrors.IsNotFound(err) {
-					return err
-				}
-			}
-		default:
-			return err
-		}
-	}
 }
 
 // waitQuiet waits until the API server serves fewer than quietRate requests per second

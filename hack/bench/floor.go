@@ -37,8 +37,8 @@ type floorResult struct {
 }
 
 // runFloor measures the physical limit of the controller's job with no controller
-// involved, in its own namespace before the controller starts, against the same API
-// server. It runs the same pipeline as the real run:
+// involved, on a fresh cluster like the one the controller's run gets. It runs the same
+// pipeline as the real run:
 //
 //   - the same creators (goroutines, client settings) create N Workloads;
 //   - as each is created, one of max-concurrent-reconciles workers creates its three

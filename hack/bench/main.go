@@ -206,7 +206,13 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	e, err := newEnv(ctx, opts, logf)
+	r := &runResult{N: n}
+	if !opts.skipFloor {
+		if r.Floor, err = runFloorCluster(ctx, opts, n); err != nil {
+			return nil, err
+		}
+	}
+	e, err := newEnv(ctx, opts, opts.dir, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -216,19 +222,14 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 			e.saveControllerLog(dir)
 		}
 	}()
-	r := &runResult{N: n}
 	if opts.dir != "" {
 		r.ClusterDir = e.c.Dir
 	}
-	if !opts.skipFloor {
-		logf("floor: %d Workloads, %d objects, %d status writes (no client-side limit, %d creators, %d workers)", n, 3*n, n, opts.creators, opts.concurrency)
-		if r.Floor, err = e.runFloor(ctx, n); err != nil {
-			return nil, err
-		}
-		logf("floor: %.1f s; deleting its namespace", r.Floor.Seconds)
-		if err := e.removeFloor(ctx, 15*time.Minute); err != nil {
-			return nil, fmt.Errorf("removing the floor: %w", err)
-		}
+	quiet, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	err = e.waitQuiet(quiet)
+	cancel()
+	if err != nil {
+		return nil, err
 	}
 	if err := e.startController(ctx); err != nil {
 		return nil, err
@@ -286,6 +287,25 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 	}
 	r.Profile = prof.summarize(ctx)
 	return r, nil
+}
+
+// runFloorCluster measures the floor on a cluster of its own, started and stopped for
+// it, so that the controller's run starts on a cluster as fresh as the floor's: no
+// tens of thousands of deleted objects for etcd, the API server and the garbage
+// collector to work through.
+func runFloorCluster(ctx context.Context, opts *options, n int) (*floorResult, error) {
+	e, err := newEnv(ctx, opts, "", logf)
+	if err != nil {
+		return nil, err
+	}
+	defer e.stop()
+	logf("floor: %d Workloads, %d objects, %d status writes (no client-side limit, %d creators, %d workers)", n, 3*n, n, opts.creators, opts.concurrency)
+	f, err := e.runFloor(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	logf("floor: %.1f s", f.Seconds)
+	return f, nil
 }
 
 // waitIdle waits, up to limit, until the machine's CPU has been less than below busy
