@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -65,6 +66,7 @@ func run() error {
 	if limit, from := setMemoryLimit(); limit > 0 {
 		log.Info("soft memory limit", "bytes", limit, "from", from)
 	}
+	log.Info("processors", "GOMAXPROCS", setMaxProcs())
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -114,6 +116,18 @@ func run() error {
 
 	log.Info("starting manager", "leaderElection", leaderElect, "qps", qps, "burst", burst)
 	return mgr.Start(ctx)
+}
+
+// setMaxProcs runs the controller on one processor unless GOMAXPROCS says otherwise.
+// It spends most of its time waiting on the API server. With two processors, the Go
+// scheduler's parking and waking of threads (futex, findRunnable) was 16% of its CPU
+// profile, and converging 1000 Workloads cost a quarter more CPU (5.67 s against
+// 4.28 s, medians of 3 runs of make bench) for no faster convergence.
+func setMaxProcs() int {
+	if os.Getenv("GOMAXPROCS") == "" {
+		goruntime.GOMAXPROCS(1)
+	}
+	return goruntime.GOMAXPROCS(0)
 }
 
 // setMemoryLimit gives the Go runtime a soft memory limit, so that the garbage collector
