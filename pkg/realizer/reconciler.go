@@ -44,8 +44,10 @@ const conflictRetry = 200 * time.Millisecond
 // or Deliverables through ClusterDeliveries). It is the only owner reconciler: the kind's
 // descriptor holds everything that differs between owner kinds.
 type OwnerReconciler struct {
-	kind     *ownerKind
-	client   client.Client // carto.run kinds from the cache
+	kind   *ownerKind
+	client client.Client // carto.run kinds from the cache
+	// live reads the API server, for what the cache may not have caught up with.
+	live     client.Reader
 	status   *statusWriter
 	stamped  stampedReader // stamped objects, from label-filtered informers
 	imp      *impersonator
@@ -72,6 +74,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 		kind:     kind,
 		status:   status,
 		client:   mgr.GetClient(),
+		live:     mgr.GetAPIReader(),
 		stamped:  stamped,
 		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
 		recorder: recorder,
@@ -306,7 +309,13 @@ func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *
 		return bp, record, nil
 	}
 	rev := &v1alpha1.BlueprintRevision{}
-	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, rev); err != nil {
+	err := r.client.Get(ctx, client.ObjectKey{Name: name}, rev)
+	if apierrors.IsNotFound(err) {
+		// The blueprint's reconciler may have just made it, and its watch event not
+		// reached the cache yet: nothing would re-queue the owner when it does.
+		err = r.live.Get(ctx, client.ObjectKey{Name: name}, rev)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			// Deleted by hand: nothing can stamp it any more, the owner follows the
 			// blueprint as it is now until it is admitted to a revision again.
