@@ -35,7 +35,6 @@ const (
 	// serviceAccountRef), bound to an ordinary Role in each namespace it stamps into.
 	stamperAccount     = "bench-stamper"
 	benchNamespace     = "bench"
-	floorNamespace     = "bench-floor"
 	isolationNamespace = "bench-isolation"
 	// chainLabel selects the bench supply chain; floor Workloads carry another value,
 	// so even a running controller would not realize them.
@@ -77,7 +76,7 @@ type env struct {
 }
 
 // newEnv starts the cluster and installs the CRDs, the controller's RBAC, the bench
-// namespaces with the stamping ServiceAccount, and the counting FlowSchemas.
+// namespace with the stamping ServiceAccount, and the counting FlowSchemas.
 func newEnv(ctx context.Context, opts *options, dir string, logf func(string, ...any)) (_ *env, err error) {
 	clusterLog := &prefixWriter{w: os.Stderr, prefix: "  cluster: ", quiet: !opts.verbose}
 	if dir != "" {
@@ -109,10 +108,8 @@ func newEnv(ctx context.Context, opts *options, dir string, logf func(string, ..
 	if e.adminHTTP, err = rest.HTTPClientFor(c.Config); err != nil {
 		return nil, err
 	}
-	for _, ns := range []string{benchNamespace, floorNamespace} {
-		if err := e.createStamper(ctx, ns); err != nil {
-			return nil, err
-		}
+	if err := e.createStamper(ctx, benchNamespace); err != nil {
+		return nil, err
 	}
 	if err := e.createFlowSchemas(ctx); err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ type floorResult struct {
 func (e *env) runFloor(ctx context.Context, n int) (*floorResult, error) {
 	objCfg := rest.CopyConfig(e.controllerConfig)
 	objCfg.QPS = -1
-	objCfg.Impersonate = rest.ImpersonationConfig{UserName: serviceAccountUser(floorNamespace, stamperAccount)}
+	objCfg.Impersonate = rest.ImpersonationConfig{UserName: serviceAccountUser(benchNamespace, stamperAccount)}
 	objects, err := client.New(objCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (e *env) floorPipeline(ctx context.Context, objects, status client.Client, 
 	}
 	start := time.Now()
 	err = createParallel(ctx, n, e.opts.creators, func(ctx context.Context, i int) error {
-		wl := newWorkload(floorNamespace, fmt.Sprintf("%s-%05d", prefix, i), "floor")
+		wl := newWorkload(benchNamespace, fmt.Sprintf("%s-%05d", prefix, i), "floor")
 		err := e.admin.Create(ctx, wl)
 		if apierrors.IsAlreadyExists(err) { // a retried create that had succeeded
 			err = e.admin.Get(ctx, client.ObjectKeyFromObject(wl), wl)
