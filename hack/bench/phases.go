@@ -165,11 +165,7 @@ wait:
 	r.ReadyP50Seconds = percentile(sinceAll(ready, start), 50)
 	r.RequestsPerWorkload = r.Requests.all(true) / float64(n)
 	r.WritesPerWorkload = r.Requests.allWrites() / float64(n)
-	var reconciles float64
-	for _, v := range r.Reconciles {
-		reconciles += v
-	}
-	r.ReconcilesPerWorkload = reconciles / float64(n)
+	r.ReconcilesPerWorkload = sumValues(r.Reconciles) / float64(n)
 	t.mu.Lock()
 	r.WorkloadWatchEvents = t.events
 	t.mu.Unlock()

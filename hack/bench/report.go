@@ -114,11 +114,7 @@ var figureDefs = []figureDef{
 			if r.Settle == nil {
 				return 0, false
 			}
-			var sum float64
-			for _, v := range r.Settle.Events {
-				sum += v
-			}
-			return sum / float64(r.N), true
+			return sumValues(r.Settle.Events) / float64(r.N), true
 		},
 		met: func(v float64) bool { return v <= 1 }},
 	{key: "eventsFailed", label: "  events the controller failed to record (surveyor_events_failed_total)", unit: "", target: "0",
@@ -430,7 +426,7 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
 }
 
-// median of vs (which it sorts a copy of); 0 for none.
+// sumValues is the sum of m's values.
 func sumValues(m map[string]float64) float64 {
 	var sum float64
 	for _, v := range m {
@@ -439,6 +435,7 @@ func sumValues(m map[string]float64) float64 {
 	return sum
 }
 
+// median of vs (which it sorts a copy of); 0 for none.
 func median(vs []float64) float64 {
 	if len(vs) == 0 {
 		return 0
