@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -9,9 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
 // snapshot is everything read at one instant: kube-apiserver's counters, the
@@ -76,6 +80,10 @@ type convergenceResult struct {
 	Reconciles            map[string]float64 `json:"reconciles"`
 	ReconcilesPerWorkload float64            `json:"reconcilesPerWorkload"`
 	WorkloadWatchEvents   int                `json:"workloadWatchEvents"`
+	// WorkloadKB is a converged Workload's size as JSON, as every status write and
+	// watch event carries it, and ManagedFieldsKB the part of it that is managedFields.
+	WorkloadKB      float64 `json:"workloadKB"`
+	ManagedFieldsKB float64 `json:"managedFieldsKB"`
 
 	// MachineBusy is the share of the whole machine's CPU that was busy while
 	// converging, ControllerShare the controller's part of the machine, and LoadAverage
@@ -169,7 +177,29 @@ wait:
 	t.mu.Lock()
 	r.WorkloadWatchEvents = t.events
 	t.mu.Unlock()
+	if r.WorkloadKB, r.ManagedFieldsKB, err = e.workloadSize(ctx); err != nil {
+		return nil, after, err
+	}
 	return r, after, nil
+}
+
+// workloadSize reads the first Workload as JSON and returns its size and that of its
+// managedFields, in KB.
+func (e *env) workloadSize(ctx context.Context) (all, managed float64, err error) {
+	wl := &unstructured.Unstructured{}
+	wl.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Workload"))
+	if err := e.admin.Get(ctx, client.ObjectKey{Namespace: benchNamespace, Name: workloadName(0)}, wl); err != nil {
+		return 0, 0, err
+	}
+	whole, err := json.Marshal(wl.Object)
+	if err != nil {
+		return 0, 0, err
+	}
+	fields, err := json.Marshal(wl.GetManagedFields())
+	if err != nil {
+		return 0, 0, err
+	}
+	return float64(len(whole)) / 1000, float64(len(fields)) / 1000, nil
 }
 
 // controllerAlive fails when the controller process has exited, saying why if its
