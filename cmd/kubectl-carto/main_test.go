@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/surveyor-dev/surveyor/internal/golden"
+)
 
 // carto runs the plugin with args and returns its exit code, stdout and stderr.
 func carto(t *testing.T, args ...string) (int, string, string) {
@@ -47,7 +44,7 @@ func TestOffline(t *testing.T) {
 			if code != tt.code || errOut != tt.stderr {
 				t.Errorf("exit %d, stderr %q; want exit %d, stderr %q", code, errOut, tt.code, tt.stderr)
 			}
-			golden(t, "testdata/"+tt.name+".golden", out)
+			golden.Check(t, "testdata/"+tt.name+".golden", out)
 		})
 	}
 }
@@ -71,23 +68,6 @@ func TestErrors(t *testing.T) {
 		if code != 1 || errOut != tt.stderr || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, stderr %q", tt.args, code, out, errOut, tt.stderr)
 		}
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it if the change is right):\n%s", path, diff)
 	}
 }
 

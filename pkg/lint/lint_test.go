@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,13 +12,10 @@ import (
 	"testing"
 	"text/template"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/surveyor-dev/surveyor/internal/golden"
 	"github.com/surveyor-dev/surveyor/pkg/lint"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // corpusFuncs are the functions corpus cases use between <% and %> (tests/corpus).
 var corpusFuncs = template.FuncMap{
@@ -100,7 +96,7 @@ func TestCorpus(t *testing.T) {
 		}
 		out.WriteString("## " + id + "\n" + lines(problems))
 	}
-	golden(t, "testdata/corpus.golden", out.String())
+	golden.Check(t, "testdata/corpus.golden", out.String())
 }
 
 func lines(problems []lint.Problem) string {
@@ -117,21 +113,4 @@ func cut(s string) string {
 		return s[:400] + "…"
 	}
 	return s
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got; run go test -update if the change is right):\n%s", path, diff)
-	}
 }

@@ -1,23 +1,18 @@
 package view_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/surveyor-dev/surveyor/internal/golden"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
 	"github.com/surveyor-dev/surveyor/pkg/view"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // now is the fixed clock of every golden file: after every fixture was captured.
 var now = time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
@@ -77,20 +72,20 @@ func each(t *testing.T, print func(*strings.Builder, view.Owner) error) string {
 }
 
 func TestGet(t *testing.T) {
-	golden(t, "get", each(t, func(b *strings.Builder, o view.Owner) error { return view.PrintOwner(b, o, opts) }))
+	golden.Check(t, "testdata/get.golden", each(t, func(b *strings.Builder, o view.Owner) error { return view.PrintOwner(b, o, opts) }))
 }
 
 func TestTree(t *testing.T) {
-	golden(t, "tree", each(t, func(b *strings.Builder, o view.Owner) error { return view.PrintTree(b, o, opts) }))
+	golden.Check(t, "testdata/tree.golden", each(t, func(b *strings.Builder, o view.Owner) error { return view.PrintTree(b, o, opts) }))
 }
 
 func TestWhy(t *testing.T) {
-	golden(t, "why", each(t, func(b *strings.Builder, o view.Owner) error { return view.PrintWhy(b, o, opts) }))
+	golden.Check(t, "testdata/why.golden", each(t, func(b *strings.Builder, o view.Owner) error { return view.PrintWhy(b, o, opts) }))
 }
 
 func TestWait(t *testing.T) {
 	outcomes := map[view.Outcome]string{view.Waiting: "waiting", view.Met: "met", view.Failed: "failed"}
-	golden(t, "wait", each(t, func(b *strings.Builder, o view.Owner) error {
+	golden.Check(t, "testdata/wait.golden", each(t, func(b *strings.Builder, o view.Owner) error {
 		for _, g := range view.Goals {
 			fmt.Fprintf(b, "--for=%s: %s: %s\n", g, outcomes[view.Check(o, g)], view.State(o, g))
 		}
@@ -114,7 +109,7 @@ func TestList(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "list", b.String())
+	golden.Check(t, "testdata/list.golden", b.String())
 }
 
 func TestRollout(t *testing.T) {
@@ -142,24 +137,5 @@ func TestRollout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden(t, "rollout", b.String())
-}
-
-// golden compares got with testdata/<name>.golden, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it if the change is right):\n%s", path, diff)
-	}
+	golden.Check(t, "testdata/rollout.golden", b.String())
 }
