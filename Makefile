@@ -53,7 +53,7 @@ run: build ## Start a local cluster, the controller and samples/; watch the Work
 test: verify test-unit test-fuzz test-integration test-kuttl ## Everything CI runs.
 
 test-unit: ## Unit tests (no cluster).
-	$(GO) test $(TEST_FLAGS) ./pkg/... ./cmd/... ./hack/...
+	$(GO) test $(TEST_FLAGS) ./pkg/... ./cmd/... ./hack/... ./config/...
 
 # Each suite starts its own cluster; -p 1 runs them one after another so that the
 # fault suites' timing bounds hold on a two-core machine.
