@@ -95,16 +95,16 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 	}, nil
 }
 
-// SetupWithManager registers the reconciler. A blueprint change re-queues its owners, a
-// template change the owners whose blueprint uses it, and a stamped object's change its
-// controller owner (watches added on first use).
+// SetupWithManager registers the reconciler. A blueprint change re-queues its owners once
+// the blueprint's status shows it, a template change the owners whose blueprint uses it,
+// and a stamped object's change its controller owner (watches added on first use).
 func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	k := r.kind
 	b := ctrl.NewControllerManagedBy(mgr).Named(k.name).
 		Watches(k.newObject(), r.echoes.handler(ownerKey, &handler.EnqueueRequestForObject{})).
 		Watches(k.blueprint.newObject(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			return ownersForBlueprint(ctx, r.client, k, k.blueprint.of(o))
-		}), builder.WithPredicates(rolloutStatusChanged(k.blueprint)))
+		}), builder.WithPredicates(blueprintSeen(k.blueprint)))
 	// Owners read a template's spec, never its status, so the template reconciler's
 	// status writes re-queue nothing.
 	for kind, newObj := range templateKinds {

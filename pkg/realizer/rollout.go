@@ -198,16 +198,19 @@ func unneededRevisions(revs []v1alpha1.BlueprintRevision, needed map[string]bool
 	return out
 }
 
-// rolloutStatusChanged lets an owner reconciler see a blueprint's change unless only its
-// rollout's progress changed: owners read the blueprint's spec, conditions, stable and
-// target revisions, and each rollout step would otherwise re-queue every owner of the
-// blueprint. A change to the blueprint's labels or annotations still reaches its owners,
-// so touching a blueprint remains a way to make them all look again.
-func rolloutStatusChanged(bk *blueprintKind) predicate.Predicate {
+// blueprintSeen lets an owner reconciler see a blueprint's change once the blueprint's
+// status shows it, and not for its rollout's progress: owners read the blueprint's spec
+// together with its conditions, stable and target revisions. A new spec alone re-queues
+// nothing: an owner that looked before the blueprint reconciler had checked it would say
+// SupplyChainNotReconciled (Ready Unknown) and write its status twice, and each rollout
+// step would re-queue every owner of the blueprint. The status write that follows a new
+// spec carries its observedGeneration, and that re-queues the owners. A change to the
+// blueprint's labels or annotations still reaches its owners, so touching a blueprint
+// remains a way to make them all look again.
+func blueprintSeen(bk *blueprintKind) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld, e.ObjectNew
-		if o.GetGeneration() != n.GetGeneration() ||
-			!maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) {
+		if !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) {
 			return true
 		}
 		return !equality.Semantic.DeepEqual(ownerVisibleStatus(bk.of(e.ObjectOld).status), ownerVisibleStatus(bk.of(e.ObjectNew).status))
