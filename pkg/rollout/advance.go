@@ -24,12 +24,12 @@ func Advance(strategy v1alpha1.RolloutStrategy, stable string, owner Owner, now 
 	return &plan.Owners[0]
 }
 
-// SelfAdmitting reports whether owners admit themselves under strategy: type All, not paused,
-// with no mandatory group and no failure budget, where an owner's admission waits for nothing
-// but the target. Each owner then writes its own admission with the rest of its status when it
-// sees the target, and the blueprint's decisions only step owners already admitted.
+// SelfAdmitting reports whether owners admit themselves under strategy: type All (which has no
+// failure budget), not paused, with no mandatory group, where an owner's admission waits for
+// nothing but the target. Each owner then writes its own admission with the rest of its status
+// when it sees the target, and the blueprint's decisions only step owners already admitted.
 func SelfAdmitting(s v1alpha1.RolloutStrategy) bool {
-	return s.Type == v1alpha1.RolloutAll && !s.Paused && len(s.MandatoryGroups) == 0 && s.MaxFailures == nil
+	return s.Type == v1alpha1.RolloutAll && !s.Paused && len(s.MandatoryGroups) == 0
 }
 
 // Admit is an owner's record once it sees the blueprint's rollout status under a self-admitting
@@ -42,5 +42,8 @@ func Admit(strategy v1alpha1.RolloutStrategy, blueprint *v1alpha1.BlueprintRollo
 		return rec
 	}
 	plan := Decide(Input{Strategy: strategy, Target: blueprint.TargetRevision, Previous: blueprint, Owners: []Owner{owner}, Now: now})
+	if plan.Owners[0].State == v1alpha1.RolloutToApply {
+		return rec // not admitted (a stale owner waits): nothing to write
+	}
 	return &plan.Owners[0]
 }

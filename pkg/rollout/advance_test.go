@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/rollout"
@@ -20,6 +21,11 @@ func TestAdvance(t *testing.T) {
 	record := func(state v1alpha1.RolloutState, revision string) *v1alpha1.OwnerRolloutStatus {
 		return &v1alpha1.OwnerRolloutStatus{Revision: revision, State: state, LastTransitionTime: at(0), AdmittedTime: &admitted}
 	}
+	soaking := func(since time.Duration) *v1alpha1.OwnerRolloutStatus {
+		r := record(v1alpha1.RolloutProgressing, "r2")
+		r.ReadyTime = ptr.To(at(since))
+		return r
+	}
 	ready := func(s metav1.ConditionStatus, since time.Duration) *metav1.Condition {
 		return &metav1.Condition{Type: v1alpha1.ConditionReady, Status: s, ObservedGeneration: 2, LastTransitionTime: at(since)}
 	}
@@ -31,10 +37,11 @@ func TestAdvance(t *testing.T) {
 		now    time.Duration
 		want   *v1alpha1.OwnerRolloutStatus
 	}{
-		{"soaked", record(v1alpha1.RolloutProgressing, "r2"), ready(metav1.ConditionTrue, time.Second), 11 * time.Second,
-			&v1alpha1.OwnerRolloutStatus{Revision: "r2", State: v1alpha1.RolloutSucceeded, LastTransitionTime: at(11 * time.Second), AdmittedTime: &admitted}},
-		{"soaking", record(v1alpha1.RolloutProgressing, "r2"), ready(metav1.ConditionTrue, time.Second), 5 * time.Second,
-			record(v1alpha1.RolloutProgressing, "r2")},
+		{"soaked", soaking(time.Second), ready(metav1.ConditionTrue, time.Second), 11 * time.Second,
+			&v1alpha1.OwnerRolloutStatus{Revision: "r2", State: v1alpha1.RolloutSucceeded, LastTransitionTime: at(11 * time.Second), AdmittedTime: &admitted, ReadyTime: ptr.To(at(time.Second))}},
+		{"soaking", soaking(time.Second), ready(metav1.ConditionTrue, time.Second), 5 * time.Second, soaking(time.Second)},
+		{"first seen Ready at the target: the soak starts now, however old Ready is", record(v1alpha1.RolloutProgressing, "r2"),
+			ready(metav1.ConditionTrue, -time.Hour), time.Minute, soaking(time.Minute)},
 		{"failed", record(v1alpha1.RolloutProgressing, "r2"), ready(metav1.ConditionFalse, time.Second), 2 * time.Second,
 			&v1alpha1.OwnerRolloutStatus{Revision: "r2", State: v1alpha1.RolloutFailed, LastTransitionTime: at(2 * time.Second), AdmittedTime: &admitted}},
 		{"not admitted", record(v1alpha1.RolloutToApply, "r2"), ready(metav1.ConditionTrue, time.Second), time.Minute,
@@ -46,7 +53,7 @@ func TestAdvance(t *testing.T) {
 			owner := rollout.Owner{Key: "ns/a", Running: "r2", Record: tc.record, Ready: tc.ready, Generation: 2}
 			got := rollout.Advance(strategy, "r1", owner, t0.Add(tc.now))
 			if (got == nil) != (tc.want == nil) || got != nil && (got.State != tc.want.State || got.Revision != tc.want.Revision ||
-				!got.LastTransitionTime.Equal(&tc.want.LastTransitionTime)) {
+				!got.LastTransitionTime.Equal(&tc.want.LastTransitionTime) || !got.ReadyTime.Equal(tc.want.ReadyTime)) {
 				t.Errorf("Advance = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -79,7 +86,7 @@ func TestAdmit(t *testing.T) {
 		{"already admitted", all, in, ready, ""},
 		{"paused", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, Paused: true}, old, ready, ""},
 		{"mandatory group", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, MandatoryGroups: []string{"g"}}, old, ready, ""},
-		{"failure budget", withFailures, old, ready, ""},
+		{"All has no failure budget", withFailures, old, ready, v1alpha1.RolloutProgressing},
 		{"per group", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressivePerGroup}, old, ready, ""},
 	}
 	for _, tc := range tests {

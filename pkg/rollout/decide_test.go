@@ -84,14 +84,20 @@ func toApplyR2(g string) func(*rollout.Owner) {
 // failing is Ready=False since five minutes before t0.
 var failing = ready(metav1.ConditionFalse, -5*time.Minute)
 
-// soakingCanary is a canary admitted to r2 at t0+admitted and Ready there since t0+readySince,
-// with a soak of five minutes, before an owner of the rest not yet admitted.
-func soakingCanary(admitted, readySince time.Duration) rollout.Input {
+// soakingCanary is a canary admitted to r2 ten minutes before t0, first seen Ready there at
+// t0+readyTime and Ready since t0+readySince, with a soak of five minutes, before an owner of the
+// rest not yet admitted.
+func soakingCanary(readyTime, readySince time.Duration) rollout.Input {
 	return rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
 		Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
-			owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", admitted), ready(metav1.ConditionTrue, readySince)),
+			owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", -10*time.Minute), readyAt(readyTime), ready(metav1.ConditionTrue, readySince)),
 			owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
 		}}
+}
+
+// readyAt records that a status first showed the owner Ready at its revision at t0+d.
+func readyAt(d time.Duration) func(*rollout.Owner) {
+	return func(o *rollout.Owner) { o.Record.ReadyTime = ptrAt(d) }
 }
 
 func doneOwners(keys ...string) []rollout.Owner {
@@ -162,7 +168,7 @@ func TestDecide(t *testing.T) {
 			owner("ns/a", label("tier", "canary"), failedAtR2("canary"), failing),
 			owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
 		}},
-		want: want{states: []v1alpha1.RolloutState{failed, toApply}, progressing: "True/Progressing", current: "rest",
+		want: want{states: []v1alpha1.RolloutState{failed, toApply}, progressing: "True/Progressing", current: "canary",
 			degraded: "True/MaxFailuresBreached", events: []string{"MaxFailuresBreached"}, failed: []string{"ns/a"},
 			degradedMsg: "group canary: 1 of 1 owners failed, more than maxFailures 0"},
 	}, {
@@ -173,7 +179,7 @@ func TestDecide(t *testing.T) {
 				owner("ns/a", label("tier", "canary"), failedAtR2("canary"), failing),
 				owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
 			}},
-		want: want{states: []v1alpha1.RolloutState{failed, toApply}, progressing: "True/Progressing", current: "rest",
+		want: want{states: []v1alpha1.RolloutState{failed, toApply}, progressing: "True/Progressing", current: "canary",
 			degraded: "True/MaxFailuresBreached", failed: []string{"ns/a"}},
 	}, {
 		name: "maxFailures 34% of 3 is 2: two failures are tolerated and the next group starts",
@@ -230,33 +236,47 @@ func TestDecide(t *testing.T) {
 			events: []string{"GroupStarted"}, message: "every owner in no mandatory group admitted"},
 	}, {
 		name: "ProgressivePerGroup: the next group waits while the earlier one soaks",
-		in:   soakingCanary(-3*time.Minute, -2*time.Minute),
+		in:   soakingCanary(-2*time.Minute, -2*time.Minute),
 		want: want{states: []v1alpha1.RolloutState{progressing, toApply}, progressing: "True/Progressing",
 			current: "canary", next: ptrAt(3 * time.Minute)},
 	}, {
-		name: "ProgressivePerGroup: a soak is measured from the record when Ready is older",
-		in:   soakingCanary(-3*time.Minute, -time.Hour),
+		name: "a soak counts from the first status Ready at the target, not from admission or an older Ready",
+		in:   soakingCanary(-2*time.Minute, -time.Hour),
 		want: want{states: []v1alpha1.RolloutState{progressing, toApply}, progressing: "True/Progressing",
-			current: "canary", next: ptrAt(2 * time.Minute)},
+			current: "canary", next: ptrAt(3 * time.Minute)},
+	}, {
+		name: "a Ready transition after the soak started (a flap between two looks) restarts it",
+		in:   soakingCanary(-4*time.Minute, -time.Minute),
+		want: want{states: []v1alpha1.RolloutState{progressing, toApply}, progressing: "True/Progressing",
+			current: "canary", next: ptrAt(4 * time.Minute)},
+	}, {
+		name: "#3 an owner admitted long ago and restamped only now, Ready all along, starts its soak now",
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
+			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", -10*time.Minute)),
+				owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
+			}},
+		want: want{states: []v1alpha1.RolloutState{progressing, toApply}, progressing: "True/Progressing",
+			current: "canary", next: ptrAt(5 * time.Minute)},
 	}, {
 		name: "ProgressivePerGroup: the soak over, the next group starts",
-		in:   soakingCanary(-8*time.Minute, -7*time.Minute),
+		in:   soakingCanary(-7*time.Minute, -7*time.Minute),
 		want: want{states: []v1alpha1.RolloutState{succeeded, progressing}, progressing: "True/Progressing",
 			events: []string{"GroupStarted"}, current: "rest", message: "group rest, chunk 1 of 1"},
 	}, {
 		name: "ProgressivePerGroup: a TimeOut over budget in an earlier group holds the later ones",
-		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.ProgressDeadline = dur(10 * time.Minute) }),
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.ProgressDeadline = "10m" }),
 			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
 				owner("ns/a", label("tier", "canary"), record(progressing, "r2", "canary", -10*time.Minute, -10*time.Minute)),
 				owner("ns/b", label("tier", "rest"), toApplyR2("rest")),
 			}},
 		want: want{states: []v1alpha1.RolloutState{timeOut, toApply}, progressing: "True/Progressing",
 			degraded: "True/MaxFailuresBreached", events: []string{"MaxFailuresBreached"}, failed: []string{"ns/a"},
-			current: "rest", degradedMsg: "group canary: 1 of 1 owners failed, more than maxFailures 0"},
+			current: "canary", degradedMsg: "group canary: 1 of 1 owners failed, more than maxFailures 0"},
 	}, {
 		name: "ProgressivePerGroup: a TimeOut within budget lets the next group start",
 		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) {
-			s.ProgressDeadline = dur(10 * time.Minute)
+			s.ProgressDeadline = "10m"
 			s.MaxFailures = intOr(1)
 		}), Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
 			owner("ns/a", label("tier", "canary"), record(progressing, "r2", "canary", -10*time.Minute, -10*time.Minute)),
@@ -281,20 +301,48 @@ func TestDecide(t *testing.T) {
 			progressing: "True/Progressing", message: "2 in flight, maxConcurrency 2"},
 	}, {
 		name: "progressDeadline: an owner in flight that long is TimeOut",
-		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, ProgressDeadline: dur(15 * time.Minute)},
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive, ProgressDeadline: "15m"},
 			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{owner("ns/a", inFlightAtR2("", -15*time.Minute), staleReady)}},
 		want: want{states: []v1alpha1.RolloutState{timeOut}, progressing: "True/Progressing", degraded: "True/MaxFailuresBreached",
 			events: []string{"MaxFailuresBreached"}, failed: []string{"ns/a"}, degradedMsg: "1 of 1 owners failed, more than maxFailures 0"},
 	}, {
+		name: "#4 All has no failure budget: a failed owner does not stop it, and it completes with the failure counted",
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll}, Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+			owner("ns/a", inFlightAtR2("", -5*time.Minute), failing), owner("ns/b", succeededAtR2("")),
+		}},
+		want: want{states: []v1alpha1.RolloutState{failed, succeeded}, progressing: "False/RolloutComplete", stable: "r2",
+			events: []string{"RolloutSucceeded"}, failed: []string{"ns/a"},
+			message: "revision r2 reached all 2 owners: 1 succeeded, 0 in progress, 1 failed, 0 skipped"},
+	}, {
+		name: "#7 a record without an admission time times out from its last transition, and says when",
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive, ProgressDeadline: "15m", MaxFailures: intOr(2)},
+			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
+				owner("ns/a", inFlightAtR2("", -20*time.Minute), staleReady, noAdmittedTime),
+				owner("ns/b", inFlightAtR2("", -10*time.Minute), staleReady, noAdmittedTime),
+			}},
+		want: want{states: []v1alpha1.RolloutState{timeOut, progressing}, progressing: "True/Progressing", failed: []string{"ns/a"},
+			next: ptrAt(5 * time.Minute)},
+	}, {
+		name: "#7 progressDeadline None is no deadline",
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive, ProgressDeadline: v1alpha1.ProgressDeadlineNone},
+			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{owner("ns/a", inFlightAtR2("", -20*time.Hour), staleReady)}},
+		want: want{states: []v1alpha1.RolloutState{progressing}, progressing: "True/Progressing"},
+	}, {
 		name: "progressDeadline: until then, the deadline is the next check",
-		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, ProgressDeadline: dur(15 * time.Minute)},
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, ProgressDeadline: "15m"},
 			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{owner("ns/a", inFlightAtR2("", -10*time.Minute), staleReady)}},
 		want: want{states: []v1alpha1.RolloutState{progressing}, progressing: "True/Progressing", next: ptrAt(5 * time.Minute)},
 	}, {
 		name: "a flap returns a Succeeded owner to Progressing and restarts its soak and its deadline",
-		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, ProgressDeadline: dur(15 * time.Minute), MinSuccessTime: dur(5 * time.Minute)},
-			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{owner("ns/a", succeededAtR2(""), ready(metav1.ConditionFalse, -time.Minute))}},
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, ProgressDeadline: "15m", MinSuccessTime: dur(5 * time.Minute)},
+			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{owner("ns/a", succeededAtR2(""), ready(metav1.ConditionUnknown, -time.Minute))}},
 		want: want{states: []v1alpha1.RolloutState{progressing}, progressing: "True/Progressing", next: ptrAt(15 * time.Minute)},
+	}, {
+		name: "a Succeeded owner Ready=False at its generation and the target is Failed",
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive},
+			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{owner("ns/a", succeededAtR2(""), ready(metav1.ConditionFalse, -time.Minute))}},
+		want: want{states: []v1alpha1.RolloutState{failed}, progressing: "True/Progressing", failed: []string{"ns/a"},
+			degraded: "True/MaxFailuresBreached", events: []string{"MaxFailuresBreached"}},
 	}, {
 		name: "a Failed owner no longer Ready=False is Progressing again, and soaks from then",
 		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, MinSuccessTime: dur(5 * time.Minute)},
@@ -304,16 +352,22 @@ func TestDecide(t *testing.T) {
 		want: want{states: []v1alpha1.RolloutState{progressing}, progressing: "True/Progressing", next: ptrAt(5 * time.Minute)},
 	}, {
 		name: "a TimeOut owner Ready at the target recovers and completes the rollout",
-		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, ProgressDeadline: dur(15 * time.Minute)},
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, ProgressDeadline: "15m"},
 			Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
 				owner("ns/a", running("r2"), record(timeOut, "r2", "", -5*time.Minute, -20*time.Minute), ready(metav1.ConditionTrue, -time.Minute)),
 			}},
 		want: want{states: []v1alpha1.RolloutState{succeeded}, progressing: "False/RolloutComplete", stable: "r2",
 			events: []string{"RolloutSucceeded"}},
 	}, {
-		name: "a Ready=False older than the record is not a failure",
-		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll}, Previous: rolling("r1", "r2"),
+		name: "Ready=False at the target and the generation is a failure, however old: no times are compared",
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive, MaxFailures: intOr(1)}, Previous: rolling("r1", "r2"),
 			Owners: []rollout.Owner{owner("ns/a", inFlightAtR2("", -5*time.Minute), ready(metav1.ConditionFalse, -10*time.Minute))}},
+		want: want{states: []v1alpha1.RolloutState{failed}, progressing: "False/RolloutComplete", stable: "r2",
+			events: []string{"RolloutSucceeded"}, failed: []string{"ns/a"}},
+	}, {
+		name: "Ready=False while not yet stamped from the target is no evidence",
+		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive}, Previous: rolling("r1", "r2"),
+			Owners: []rollout.Owner{owner("ns/a", inFlightAtR2("", -5*time.Minute), running("r1"), failing)}},
 		want: want{states: []v1alpha1.RolloutState{progressing}, progressing: "True/Progressing"},
 	}, {
 		name: "supersede: the new target restarts from the first group; the others keep what they run",
@@ -400,11 +454,11 @@ func TestDecide(t *testing.T) {
 			}},
 		want: want{states: []v1alpha1.RolloutState{succeeded, progressing}, progressing: "True/Progressing", current: "rest"},
 	}, {
-		name: "Ready observed at an older generation does not count: Skip",
+		name: "Ready observed at an older generation is no evidence: admitted as Progressing, never Skip",
 		in: rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll}, Previous: complete("r1"),
-			Owners: []rollout.Owner{owner("ns/a", done, staleReady)}},
-		want: want{states: []v1alpha1.RolloutState{skip}, progressing: "False/RolloutComplete", stable: "r2",
-			events: []string{"RolloutStarted", "GroupStarted", "RolloutSucceeded"}},
+			Owners: []rollout.Owner{owner("ns/a", done, failing, staleReady)}},
+		want: want{states: []v1alpha1.RolloutState{progressing}, progressing: "True/Progressing",
+			events: []string{"RolloutStarted", "GroupStarted"}},
 	}, {
 		name: "an invalid selector selects no owner and the condition says so",
 		in: rollout.Input{Strategy: ppg(func(s *v1alpha1.RolloutStrategy) {
@@ -421,6 +475,96 @@ func TestDecide(t *testing.T) {
 		}},
 		want: want{states: []v1alpha1.RolloutState{succeeded, succeeded}, progressing: "False/RolloutComplete", stable: "r2",
 			events: []string{"RolloutSucceeded"}, message: "revision r2 reached all 2 owners: 2 succeeded, 0 in progress, 0 failed, 0 skipped"},
+	}, {
+		name: "#1 supersede: a mandatory canary Failed at r2 enters r3 as Progressing, never Skip, and holds the rest",
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MandatoryGroups = []string{"canary"} }),
+			Target: "r3", Previous: currentIn(rolling("r1", "r2"), "canary"), Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), failedAtR2("canary"), failing),
+				owner("ns/b", label("tier", "rest"), done), owner("ns/c", label("tier", "rest"), done),
+			}},
+		want: want{states: []v1alpha1.RolloutState{progressing, toApply, toApply}, progressing: "True/Superseded",
+			events: []string{"RolloutSuperseded", "RolloutStarted", "GroupStarted"}, current: "canary",
+			pinned: []string{"r3", "r1", "r1"}, message: "revision r3 supersedes revision r2"},
+	}, {
+		name: "#1 supersede: a chunk in flight at r2, still Ready=Unknown, enters r3 as Progressing and holds the next group",
+		in: rollout.Input{Strategy: canaryThenRest(nil), Target: "r3", Previous: currentIn(rolling("r1", "r2"), "canary"), Owners: []rollout.Owner{
+			owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", -5*time.Second), ready(metav1.ConditionUnknown, -5*time.Second)),
+			owner("ns/b", label("tier", "canary"), inFlightAtR2("canary", -5*time.Second), running("r1")),
+			owner("ns/c", label("tier", "rest"), done),
+		}},
+		want: want{states: []v1alpha1.RolloutState{progressing, progressing, toApply}, progressing: "True/Superseded",
+			events: []string{"RolloutSuperseded", "RolloutStarted", "GroupStarted"}, current: "canary"},
+	}, {
+		name: "#2 an edit does not erase a failure: Ready not yet observed at the new generation keeps it Failed",
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MandatoryGroups = []string{"canary"} }),
+			Previous: currentIn(rolling("r1", "r2"), "canary"), Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), failedAtR2("canary"), failing, staleReady),
+				owner("ns/b", label("tier", "rest"), done),
+			}},
+		want: want{states: []v1alpha1.RolloutState{failed, toApply}, progressing: "True/Progressing", current: "canary",
+			degraded: "True/MandatoryGroupFailed", failed: []string{"ns/a"},
+			degradedMsg: "mandatory group canary: 1 of 1 owners failed, and none may"},
+	}, {
+		name: "#2 Ready=False observed again after an edit is a failure, though older than the record",
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MandatoryGroups = []string{"canary"} }),
+			Previous: currentIn(rolling("r1", "r2"), "canary"), Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", -time.Minute), ready(metav1.ConditionFalse, -time.Hour), generation(2)),
+				owner("ns/b", label("tier", "rest"), done),
+			}},
+		want: want{states: []v1alpha1.RolloutState{failed, toApply}, progressing: "True/Progressing", current: "canary",
+			degraded: "True/MandatoryGroupFailed", failed: []string{"ns/a"}},
+	}, {
+		name: "#2 a Failed owner observed Ready=Unknown at its generation is Progressing again",
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MandatoryGroups = []string{"canary"} }),
+			Previous: currentIn(rolling("r1", "r2"), "canary"), Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), failedAtR2("canary"), ready(metav1.ConditionUnknown, -time.Second)),
+				owner("ns/b", label("tier", "rest"), done),
+			}},
+		want: want{states: []v1alpha1.RolloutState{progressing, toApply}, progressing: "True/Progressing", current: "canary"},
+	}, {
+		name: "#5 an owner new in a finished group is admitted at once and holds nothing: the next group starts",
+		in: rollout.Input{Strategy: ppg(func(s *v1alpha1.RolloutStrategy) {
+			s.Groups = []v1alpha1.RolloutGroup{group("canary", "canary"), group("rest", "rest"), group("late", "late")}
+			s.MinSuccessTime = dur(5 * time.Minute)
+		}), Previous: currentIn(startedIn(rolling("r1", "r2"), "canary", "rest"), "rest"), Owners: []rollout.Owner{
+			owner("ns/a", label("tier", "canary"), succeededAtR2("canary")),
+			owner("ns/b", label("tier", "rest"), succeededAtR2("rest")),
+			owner("ns/c", label("tier", "canary")),
+			owner("ns/d", label("tier", "late"), done),
+		}},
+		want: want{states: []v1alpha1.RolloutState{succeeded, succeeded, progressing, progressing}, progressing: "True/Progressing",
+			events: []string{"GroupStarted"}, current: "late", message: "group late, chunk 1 of 1"},
+	}, {
+		name: "#6 ownersPerGroup 25% is of every owner: 8 owners in two groups of 4 go in chunks of 2",
+		in: rollout.Input{Strategy: ppg(func(s *v1alpha1.RolloutStrategy) {
+			s.Groups = []v1alpha1.RolloutGroup{group("a", "a"), group("b", "b")}
+			s.OwnersPerGroup = pct("25%")
+		}), Previous: complete("r1"), Owners: []rollout.Owner{
+			owner("ns/a1", label("tier", "a"), done), owner("ns/a2", label("tier", "a"), done),
+			owner("ns/a3", label("tier", "a"), done), owner("ns/a4", label("tier", "a"), done),
+			owner("ns/b1", label("tier", "b"), done), owner("ns/b2", label("tier", "b"), done),
+			owner("ns/b3", label("tier", "b"), done), owner("ns/b4", label("tier", "b"), done),
+		}},
+		want: want{states: []v1alpha1.RolloutState{progressing, progressing, toApply, toApply, toApply, toApply, toApply, toApply},
+			progressing: "True/Progressing", events: []string{"RolloutStarted", "GroupStarted"}, current: "a", message: "group a, chunk 1 of 2"},
+	}, {
+		name: "#7 a blueprint restored without its status resumes from the owners' records, not as first sight",
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.MinSuccessTime = dur(5 * time.Minute) }),
+			Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), inFlightAtR2("canary", -time.Minute), readyAt(-time.Minute)),
+				owner("ns/b", label("tier", "rest"), done), owner("ns/c", label("tier", "rest"), done),
+			}},
+		want: want{states: []v1alpha1.RolloutState{progressing, toApply, toApply}, progressing: "True/Progressing", current: "canary",
+			pinned: []string{"r2", "r1", "r1"}, next: ptrAt(4 * time.Minute)},
+	}, {
+		name: "#7 restored without its status once the canary succeeded: the rest is admitted by its turn",
+		in: rollout.Input{Strategy: canaryThenRest(func(s *v1alpha1.RolloutStrategy) { s.OwnersPerGroup = intOr(1) }),
+			Owners: []rollout.Owner{
+				owner("ns/a", label("tier", "canary"), succeededAtR2("canary")),
+				owner("ns/b", label("tier", "rest"), done), owner("ns/c", label("tier", "rest"), done),
+			}},
+		want: want{states: []v1alpha1.RolloutState{succeeded, progressing, toApply}, progressing: "True/Progressing", current: "rest",
+			events: []string{"GroupStarted"}, message: "group rest, chunk 1 of 2"},
 	}, {
 		name: "a new target with no owner is complete at once",
 		in:   rollout.Input{Strategy: canaryThenRest(nil), Previous: complete("r1")},

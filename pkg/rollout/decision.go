@@ -12,7 +12,9 @@ import (
 // member is one owner during a decision: its record as it is being rewritten and its group.
 type member struct {
 	owner *Owner
-	rec   v1alpha1.OwnerRolloutStatus
+	// rec is the owner's record for the target: its own once admitted to it, otherwise ToApply
+	// (never written: the owner keeps the record it has).
+	rec v1alpha1.OwnerRolloutStatus
 	// group is the group the owner counts in: the one recorded at its admission (admission never
 	// moves backwards, even if the owner's labels change), else the one its labels choose now.
 	group string
@@ -20,13 +22,21 @@ type member struct {
 	byTurn bool
 }
 
-// segment is one step of admission: a chunk of a group, or, for Progressive and All, every owner
-// that is in no mandatory group.
-type segment struct {
-	group         string
-	chunk, chunks int // 1-based
-	members       []*member
-	rest          bool
+// runs is the revision the owner runs or is pinned to before this decision: the one its record
+// admits it to, else the one it was last realized at ("" if none).
+func (m *member) runs() string {
+	if r := m.owner.Record; r != nil && r.State != v1alpha1.RolloutToApply {
+		return r.Revision
+	}
+	return m.owner.Running
+}
+
+// stage is one step of admission: a group, or, for Progressive and All, every owner in no
+// mandatory group (rest).
+type stage struct {
+	group   string // "" for the owners in no group, and for rest
+	members []*member
+	rest    bool
 }
 
 // decision is the working state of one call to Decide.
@@ -38,7 +48,10 @@ type decision struct {
 	members []*member            // parallel to Input.Owners
 	byKey   []*member            // the same, sorted by Key
 	groups  map[string][]*member // sorted by Key
-	order   []segment            // admission order
+	stages  []stage              // admission order
+	// frontier is the index of the stage being admitted: the stages before it are finished.
+	// It only moves forward, and a finished stage is never waited for again.
+	frontier int
 	// breached says the blueprint already reported MaxFailuresBreached (Input.Degraded).
 	breached bool
 	// groupStarted are the groups in which the blueprint's status, as last written for the target,
@@ -49,7 +62,6 @@ type decision struct {
 func newDecision(in Input) *decision {
 	d := &decision{
 		rules:  readRules(in.Strategy),
-		phase:  phaseOf(in.Target, in.Previous),
 		target: in.Target,
 		// The API stores times to the second; deciding at that precision makes a decision
 		// replayed from what was written and read back the same decision.
@@ -64,19 +76,33 @@ func newDecision(in Input) *decision {
 	for _, m := range d.byKey {
 		d.groups[m.group] = append(d.groups[m.group], m)
 	}
-	d.order = d.admissionOrder()
+	d.phase = phaseOf(in.Target, in.Previous, d.members)
+	d.stages = d.stageOrder()
 	d.groupStarted = map[string]bool{}
-	if p := in.Previous; p != nil && p.TargetRevision == in.Target {
+	if p := in.Previous; p != nil && p.TargetRevision == in.Target && !p.Complete {
 		for _, g := range p.Groups {
 			d.groupStarted[g.Name] = g.Counts != (v1alpha1.RolloutCounts{ToApply: g.Counts.ToApply})
 		}
+		d.frontier = d.resume(p)
 	}
 	d.breached = in.Degraded != nil && in.Degraded.Status == metav1.ConditionTrue && in.Degraded.Reason == v1alpha1.ReasonMaxFailuresBreached
 	return d
 }
 
-// member reads an owner's record: kept when it is admitted to the target, otherwise (new owner,
-// older target) the owner is ToApply for the target and keeps running what it runs.
+// resume is the stage the last decision for the target was admitting (status.currentGroup), so
+// that admission never moves backwards. For ProgressivePerGroup, an empty currentGroup is the
+// owners in no group only once the status counted one of them admitted; otherwise the walk
+// starts from the first stage, which only the owners' own states can hold.
+func (d *decision) resume(p *v1alpha1.BlueprintRolloutStatus) int {
+	if p.CurrentGroup == "" && d.Type == v1alpha1.RolloutProgressivePerGroup &&
+		!slices.ContainsFunc(p.Groups, func(g v1alpha1.GroupRolloutStatus) bool { return g.Name == "" && d.groupStarted[""] }) {
+		return 0
+	}
+	return max(slices.IndexFunc(d.stages, func(s stage) bool { return s.group == p.CurrentGroup }), 0)
+}
+
+// member reads an owner's record: kept when it admits the owner to the target, otherwise (new
+// owner, older target) the owner is ToApply for the target and keeps running what it runs.
 func (d *decision) member(o *Owner) *member {
 	m := &member{owner: o, group: d.groupOf(o.Labels)}
 	rec := o.Record
@@ -89,47 +115,32 @@ func (d *decision) member(o *Owner) *member {
 		return m
 	}
 	m.rec = v1alpha1.OwnerRolloutStatus{Revision: d.target, State: v1alpha1.RolloutToApply, Group: m.group, LastTransitionTime: d.now}
-	if rec != nil && rec.Revision == d.target {
-		m.rec.LastTransitionTime = rec.LastTransitionTime
-	}
 	return m
 }
 
-// admissionOrder is mandatory groups first, chunk by chunk; then, for ProgressivePerGroup, the
-// other groups in spec order and the owners in no group, chunk by chunk; otherwise every other
-// owner in Key order, as one segment.
-func (d *decision) admissionOrder() []segment {
-	var order []segment
+// stageOrder is the mandatory groups first, in mandatoryGroups order; then, for
+// ProgressivePerGroup, the other groups in spec order and the owners in no group; otherwise
+// every other owner, as one stage.
+func (d *decision) stageOrder() []stage {
+	var order []stage
 	for _, name := range d.mandatory {
-		order = append(order, d.chunked(name)...)
+		order = append(order, stage{group: name, members: d.groups[name]})
 	}
 	if d.Type == v1alpha1.RolloutProgressivePerGroup {
 		for _, g := range d.Groups {
 			if !d.isMandatory(g.Name) {
-				order = append(order, d.chunked(g.Name)...)
+				order = append(order, stage{group: g.Name, members: d.groups[g.Name]})
 			}
 		}
-		return append(order, d.chunked("")...)
+		return append(order, stage{members: d.groups[""]})
 	}
-	rest := segment{rest: true}
+	rest := stage{rest: true}
 	for _, m := range d.byKey {
 		if !d.isMandatory(m.group) {
 			rest.members = append(rest.members, m)
 		}
 	}
-	if len(rest.members) > 0 {
-		order = append(order, rest)
-	}
-	return order
-}
-
-func (d *decision) chunked(group string) []segment {
-	chunks := d.chunks(d.groups[group])
-	out := make([]segment, len(chunks))
-	for i, c := range chunks {
-		out[i] = segment{group: group, chunk: i + 1, chunks: len(chunks), members: c}
-	}
-	return out
+	return append(order, rest)
 }
 
 // settle alternates owner transitions and admissions until neither changes anything, so that the
@@ -153,7 +164,9 @@ func (d *decision) settle() {
 	}
 }
 
-// admit admits the owners the rollout has reached and reports whether it admitted any.
+// admit admits the owners the rollout has reached and reports whether it admitted any. While
+// failures stop the rollout nothing is admitted and it stays where it is; while it is paused it
+// still moves past the stages that are finished, admitting nobody.
 func (d *decision) admit() bool {
 	changed := false
 	if d.settled {
@@ -162,28 +175,58 @@ func (d *decision) admit() bool {
 		}
 		return changed
 	}
-	if d.Paused {
+	if d.failures().reason != "" {
 		return false
 	}
-	// An owner that already runs the target (a revert to a revision it never left) changes
-	// nothing it runs when admitted, so it does not wait for its turn.
-	for _, m := range d.members {
-		if m.owner.Running == d.target {
-			changed = d.enter(m, false) || changed
+	if !d.Paused {
+		// An owner that already runs the target (a revert to a revision it never left)
+		// changes nothing it runs when admitted, so it does not wait for its turn.
+		for _, m := range d.members {
+			if m.runs() == d.target {
+				changed = d.enter(m, false) || changed
+			}
 		}
 	}
-	if d.failures().reason != "" {
-		return changed
-	}
-	for _, s := range d.order {
-		if s.rest && d.Type == v1alpha1.RolloutProgressive {
+	for i := range d.stages {
+		s := &d.stages[i]
+		if i < d.frontier {
+			// A finished stage: an owner that appears in it is admitted at once and holds
+			// nothing.
+			for _, m := range s.members {
+				changed = !d.Paused && d.enter(m, true) || changed
+			}
+			continue
+		}
+		d.frontier = i
+		switch {
+		case d.Paused && (s.rest && d.Type == v1alpha1.RolloutProgressive || !allFinal(s.members)):
+			return changed
+		case s.rest && d.Type == v1alpha1.RolloutProgressive:
 			return d.admitInFlight(s.members) || changed
+		case !allFinal(s.members):
+			return d.admitChunk(s) || changed
 		}
-		for _, m := range s.members {
-			changed = d.enter(m, true) || changed
+	}
+	d.frontier = len(d.stages)
+	return changed
+}
+
+// admitChunk admits the next chunk of a stage once every owner admitted in it is final: the next
+// ownersPerGroup owners not yet admitted, in Key order. It reports whether it admitted any.
+func (d *decision) admitChunk(s *stage) bool {
+	for _, m := range s.members {
+		if m.rec.State != v1alpha1.RolloutToApply && !isFinal(m) {
+			return false
 		}
-		if !allFinal(s.members) {
+	}
+	size, changed := d.chunkSize(s), false
+	for _, m := range s.members {
+		if size == 0 {
 			break
+		}
+		if m.rec.State == v1alpha1.RolloutToApply {
+			changed = d.enter(m, true) || changed
+			size--
 		}
 	}
 	return changed
@@ -211,24 +254,39 @@ func (d *decision) admitInFlight(members []*member) bool {
 	return changed
 }
 
-// enter admits a ToApply owner: Progressing if it is Ready at its generation when the rollout
-// reaches it, Skip otherwise (it was already unwell; it must neither block nor count). A stale
-// owner waits, still ToApply, until its status says how it is.
+// enter admits a ToApply owner. It is Skip when it runs the stable revision and is not observed
+// Ready there (it was already unwell; it must neither block nor count), and Progressing
+// otherwise: an owner that runs a superseded revision, or whose health is not known at its
+// generation, is never Skip. A stale owner waits, still ToApply, until its status says how it
+// is.
 func (d *decision) enter(m *member, byTurn bool) bool {
 	if m.rec.State != v1alpha1.RolloutToApply || m.owner.Stale {
 		return false
 	}
-	state := v1alpha1.RolloutSkip
-	if m.owner.readyIs(metav1.ConditionTrue) {
-		state = v1alpha1.RolloutProgressing
+	state := v1alpha1.RolloutProgressing
+	if runs := m.runs(); (runs == "" || runs == d.stable) && !m.owner.readyIs(metav1.ConditionTrue) {
+		if _, seen := m.owner.observed(); seen || m.owner.Ready == nil {
+			state = v1alpha1.RolloutSkip
+		}
 	}
-	admitted := d.now
 	m.rec = v1alpha1.OwnerRolloutStatus{
 		Revision: d.target, State: state, Group: m.group,
-		LastTransitionTime: d.now, AdmittedTime: &admitted,
+		LastTransitionTime: d.now, AdmittedTime: d.now.DeepCopy(),
 	}
 	m.byTurn = byTurn
 	return true
+}
+
+// chunkSize is how many owners of a stage are admitted together: ownersPerGroup (a percentage of
+// every owner the blueprint selects; above the stage's size, the whole stage), at least one.
+// Every other owner of Progressive and All is admitted as one (Progressive limits it with
+// maxConcurrency instead).
+func (d *decision) chunkSize(s *stage) int {
+	n := len(s.members)
+	if s.rest {
+		return n
+	}
+	return max(min(scale(d.OwnersPerGroup, len(d.members), n), n), 1)
 }
 
 func allFinal(members []*member) bool {

@@ -70,6 +70,19 @@ func record(state v1alpha1.RolloutState, rev, group string, since, admitted time
 	}
 }
 
+// generation sets metadata.generation and the generation Ready was observed at.
+func generation(g int64) func(*rollout.Owner) {
+	return func(o *rollout.Owner) { o.Generation, o.Ready.ObservedGeneration = g, g }
+}
+
+// currentIn is prev as written while the rollout admitted group.
+func currentIn(prev *v1alpha1.BlueprintRolloutStatus, group string) *v1alpha1.BlueprintRolloutStatus {
+	prev.CurrentGroup = group
+	return prev
+}
+
+func noAdmittedTime(o *rollout.Owner) { o.Record.AdmittedTime = nil }
+
 // done is an owner the previous rollout (to r1) finished with.
 func done(o *rollout.Owner) {
 	record(v1alpha1.RolloutSucceeded, "r1", "", -2*time.Hour, -3*time.Hour)(o)
@@ -94,8 +107,9 @@ func next(in rollout.Input, p rollout.Plan) rollout.Input {
 	out := in
 	out.Owners = make([]rollout.Owner, len(in.Owners))
 	for i, o := range in.Owners {
-		rec := p.Owners[i]
-		o.Record = &rec
+		if rec := p.Owners[i]; rec.State != v1alpha1.RolloutToApply {
+			o.Record = &rec // a ToApply record is never written
+		}
 		out.Owners[i] = o
 	}
 	status, degraded := p.Status, p.Degraded

@@ -10,49 +10,69 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
-// readyIs reports whether the owner's Ready condition has this status at the owner's generation.
+// observed is the owner's Ready status when its Ready condition was observed at its current
+// generation, and false when it lags an edit or is missing: only such a Ready is evidence.
+func (o *Owner) observed() (metav1.ConditionStatus, bool) {
+	if o.Ready == nil || o.Ready.ObservedGeneration != o.Generation {
+		return "", false
+	}
+	return o.Ready.Status, true
+}
+
+// readyIs reports whether the owner is observed with Ready s at its generation.
 func (o *Owner) readyIs(s metav1.ConditionStatus) bool {
-	return o.Ready != nil && o.Ready.Status == s && o.Ready.ObservedGeneration == o.Generation
+	status, ok := o.observed()
+	return ok && status == s
 }
 
 // step makes one transition of an admitted owner's state, and reports whether it made one.
 //
-// Every time is measured from the owner's own record (LastTransitionTime, AdmittedTime) and its
-// Ready condition, never from Now alone, so that a restarted controller finds the same soak and
-// the same deadline.
+// Evidence (DESIGN §9) is a Ready condition observed at the owner's generation while it runs the
+// target. Without it (the owner was edited and its status is not written yet, or it is not
+// stamped from the target yet) its state holds, whatever it is. Every time is the owner's own
+// record or Ready condition, never Now alone, so a restarted controller finds the same soak and
+// the same deadline; no failure is decided by comparing times.
 func (d *decision) step(m *member) bool {
 	o, rec := m.owner, &m.rec
-	if o.Stale {
+	if o.Stale || rec.State == v1alpha1.RolloutToApply {
 		return false
 	}
-	atTarget := o.Running == d.target
-	ready := atTarget && o.readyIs(metav1.ConditionTrue)
-	failing := atTarget && o.readyIs(metav1.ConditionFalse)
+	status, seen := o.observed()
+	seen = seen && o.Running == d.target
+	ready := seen && status == metav1.ConditionTrue
+	soaking := rec.State != v1alpha1.RolloutSucceeded && rec.State != v1alpha1.RolloutFailed
+	switch {
+	case ready && soaking && rec.ReadyTime == nil:
+		// The first status that shows it Ready at the target: the soak starts here.
+		rec.ReadyTime = d.now.DeepCopy()
+		return true
+	case seen && !ready && rec.State == v1alpha1.RolloutSucceeded:
+		// A flap: back to Progressing; the soak and the deadline start again.
+		rec.ReadyTime, rec.AdmittedTime = nil, d.now.DeepCopy()
+		return d.move(rec, v1alpha1.RolloutProgressing)
+	case seen && !ready && rec.ReadyTime != nil:
+		// A flap while soaking: the soak starts again the next time it is Ready.
+		rec.ReadyTime = nil
+		return true
+	}
 	switch rec.State {
 	case v1alpha1.RolloutProgressing:
 		switch {
-		case ready:
-			return d.soaked(m) && d.move(rec, v1alpha1.RolloutSucceeded)
-		case failing && !o.Ready.LastTransitionTime.Before(&rec.LastTransitionTime):
-			// A Ready=False older than the record belongs to what the owner ran before.
+		case ready && d.soaked(m):
+			return d.move(rec, v1alpha1.RolloutSucceeded)
+		case seen && status == metav1.ConditionFalse:
 			return d.move(rec, v1alpha1.RolloutFailed)
 		}
-		return d.pastDeadline(rec) && d.move(rec, v1alpha1.RolloutTimeOut)
+		return rec.ReadyTime == nil && d.pastDeadline(rec) && d.move(rec, v1alpha1.RolloutTimeOut)
 	case v1alpha1.RolloutFailed:
-		if !failing {
+		// Only a Ready observed at its generation, and not False, ends a failure.
+		if seen && status != metav1.ConditionFalse {
 			return d.move(rec, v1alpha1.RolloutProgressing)
 		}
 		return d.pastDeadline(rec) && d.move(rec, v1alpha1.RolloutTimeOut)
-	case v1alpha1.RolloutSucceeded:
-		if !ready {
-			// A flap: the soak restarts, and so does the deadline.
-			admitted := d.now
-			rec.AdmittedTime = &admitted
-			return d.move(rec, v1alpha1.RolloutProgressing)
-		}
 	case v1alpha1.RolloutTimeOut:
-		// Only a Ready owner leaves TimeOut: the deadline does not apply to an owner that is
-		// Ready at the target and soaking, so it cannot time out again at once.
+		// Only a Ready owner leaves TimeOut: one Ready at the target and soaking does not time
+		// out, so it cannot fall back into TimeOut at once.
 		if ready {
 			return d.move(rec, v1alpha1.RolloutProgressing)
 		}
@@ -67,11 +87,11 @@ func (d *decision) move(rec *v1alpha1.OwnerRolloutStatus, s v1alpha1.RolloutStat
 	return true
 }
 
-// soakEnd is when an owner Ready at the target has been Ready for minSuccessTime: measured from the
-// later of its Ready transition and its record's, so neither an older Ready nor an older state
-// shortens it.
+// soakEnd is when an owner Ready at the target has been Ready for minSuccessTime: counted from
+// the first status that showed it Ready there (ReadyTime), or from a later Ready transition
+// (it flapped between two looks).
 func (d *decision) soakEnd(m *member) time.Time {
-	start := m.rec.LastTransitionTime.Time
+	start := m.rec.ReadyTime.Time
 	if r := m.owner.Ready.LastTransitionTime.Time; r.After(start) {
 		start = r
 	}
@@ -82,12 +102,17 @@ func (d *decision) soaked(m *member) bool {
 	return !d.now.Time.Before(d.soakEnd(m))
 }
 
-// deadline is when an admitted owner times out; zero when there is no progressDeadline.
+// deadlineOf is when an admitted owner times out; zero when there is no progressDeadline. A
+// record without an admission time counts from its last transition.
 func (d *decision) deadlineOf(rec *v1alpha1.OwnerRolloutStatus) time.Time {
-	if d.deadline == 0 || rec.AdmittedTime == nil {
+	if d.deadline == 0 {
 		return time.Time{}
 	}
-	return rec.AdmittedTime.Add(d.deadline)
+	from := rec.LastTransitionTime
+	if rec.AdmittedTime != nil {
+		from = *rec.AdmittedTime
+	}
+	return from.Add(d.deadline)
 }
 
 func (d *decision) pastDeadline(rec *v1alpha1.OwnerRolloutStatus) bool {
@@ -105,14 +130,13 @@ func (d *decision) nextCheck() *metav1.Time {
 		}
 	}
 	for _, m := range d.members {
-		ready := m.owner.Running == d.target && m.owner.readyIs(metav1.ConditionTrue)
 		switch m.rec.State {
 		case v1alpha1.RolloutProgressing, v1alpha1.RolloutSkip:
-			if ready {
+			if m.rec.ReadyTime != nil && m.owner.Ready != nil {
 				consider(d.soakEnd(m))
 			}
 		}
-		if (m.rec.State == v1alpha1.RolloutProgressing || m.rec.State == v1alpha1.RolloutFailed) && !ready {
+		if (m.rec.State == v1alpha1.RolloutProgressing || m.rec.State == v1alpha1.RolloutFailed) && m.rec.ReadyTime == nil {
 			consider(d.deadlineOf(&m.rec))
 		}
 	}
@@ -131,7 +155,7 @@ type verdict struct {
 
 // failures judges the owners' failures (Failed and TimeOut; Skip never counts): none are
 // tolerated in a mandatory group; for ProgressivePerGroup, each other group may have up to
-// maxFailures of its own size; otherwise all owners together may have up to maxFailures of all.
+// maxFailures; for Progressive, all owners together may; All has no budget.
 func (d *decision) failures() verdict {
 	for _, name := range d.mandatory {
 		ms := d.groups[name]
@@ -140,19 +164,22 @@ func (d *decision) failures() verdict {
 				fmt.Sprintf("mandatory group %s: %d of %d owners failed, and none may", name, f, len(ms))}
 		}
 	}
-	if d.Type != v1alpha1.RolloutProgressivePerGroup {
+	switch d.Type {
+	case v1alpha1.RolloutProgressive:
 		return d.budget("", d.members)
-	}
-	for _, name := range d.groupNames() {
-		if v := d.budget(groupLabel(name)+": ", d.groups[name]); v.reason != "" {
-			return v
+	case v1alpha1.RolloutProgressivePerGroup:
+		for _, name := range d.groupNames() {
+			if v := d.budget(groupLabel(name)+": ", d.groups[name]); v.reason != "" {
+				return v
+			}
 		}
 	}
 	return verdict{}
 }
 
+// budget judges the failures among ms against maxFailures, a percentage of every owner.
 func (d *decision) budget(where string, ms []*member) verdict {
-	allowed := scale(d.MaxFailures, len(ms), 0)
+	allowed := scale(d.MaxFailures, len(d.members), 0)
 	if f := count(ms, isFailure); f > allowed {
 		return verdict{v1alpha1.ReasonMaxFailuresBreached,
 			fmt.Sprintf("%s%d of %d owners failed, more than maxFailures %d", where, f, len(ms), allowed)}

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,8 +58,10 @@ type Event struct {
 
 // Plan is a decision: what to write and what to record.
 type Plan struct {
-	// Owners are the records to write, parallel to Input.Owners. A record that did not change
-	// compares equal to the owner's Record, so the caller can skip the write.
+	// Owners are the owners' records for the target, parallel to Input.Owners. A ToApply record
+	// is not written: an owner not admitted keeps the record it has (DESIGN §9, Cost). Any
+	// other record that did not change compares equal to the owner's Record, so the caller
+	// can skip the write.
 	Owners []v1alpha1.OwnerRolloutStatus
 	// Status is the blueprint's status.rollout.
 	Status v1alpha1.BlueprintRolloutStatus
@@ -86,7 +90,7 @@ func PinnedRevision(owner *v1alpha1.OwnerRolloutStatus, running string, blueprin
 	return ""
 }
 
-// phase is where the blueprint's rollout stands before this decision, read from Previous alone.
+// phase is where the blueprint's rollout stands before this decision.
 type phase struct {
 	// stable is the last revision that reached every owner.
 	stable string
@@ -99,19 +103,43 @@ type phase struct {
 	superseded string
 }
 
-func phaseOf(target string, prev *v1alpha1.BlueprintRolloutStatus) phase {
+// phaseOf reads the phase from the blueprint's status as last written; without one, from the
+// owners' records: a blueprint restored without its status resumes where its owners say the
+// rollout is, and only a blueprint none of whose owners has a record sees its first revision.
+func phaseOf(target string, prev *v1alpha1.BlueprintRolloutStatus, members []*member) phase {
 	switch {
-	case prev == nil || prev.TargetRevision == "":
-		return phase{stable: target, settled: true}
-	case prev.TargetRevision == target:
+	case prev != nil && prev.TargetRevision == target:
 		return phase{stable: prev.StableRevision, settled: prev.Complete}
+	case prev != nil && prev.TargetRevision != "":
+		p := phase{stable: prev.StableRevision, started: true}
+		if !prev.Complete {
+			p.superseded = prev.TargetRevision
+		}
+		return p
 	}
-	p := phase{stable: prev.StableRevision, started: true}
-	if !prev.Complete {
-		p.superseded = prev.TargetRevision
+	recorded := slices.ContainsFunc(members, func(m *member) bool { return m.owner.Record != nil })
+	if !recorded {
+		return phase{stable: target, settled: true}
+	}
+	// The stable revision is the one most owners not admitted to the target run (the
+	// alphabetically first of a tie); the target when every owner is admitted to it.
+	p := phase{stable: target, started: !slices.ContainsFunc(members, admitted)}
+	runs := map[string]int{}
+	for _, m := range members {
+		if r := m.runs(); !admitted(m) && r != "" {
+			runs[r]++
+		}
+	}
+	most := 0
+	for _, r := range slices.Sorted(maps.Keys(runs)) {
+		if runs[r] > most {
+			p.stable, most = r, runs[r]
+		}
 	}
 	return p
 }
+
+func admitted(m *member) bool { return m.rec.State != v1alpha1.RolloutToApply }
 
 // Decide plans one step of a blueprint's rollout. See the package documentation.
 func Decide(in Input) Plan {

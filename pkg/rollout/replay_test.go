@@ -40,7 +40,7 @@ func randomInput(r *rand.Rand) rollout.Input {
 		Paused:         r.IntN(5) == 0,
 	}
 	if r.IntN(2) == 0 {
-		s.ProgressDeadline = dur(10 * time.Minute)
+		s.ProgressDeadline = "10m"
 	}
 	if s.Type == v1alpha1.RolloutProgressive {
 		s.MaxConcurrency = pick(r, nil, intOr(1), intOr(2), pct("30%"))

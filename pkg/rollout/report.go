@@ -36,8 +36,8 @@ func (d *decision) plan() Plan {
 	}
 	if complete {
 		p.Status.StableRevision, p.Status.Complete = d.target, true
-	} else if _, m := d.current(); m != nil {
-		p.Status.CurrentGroup = m.group
+	} else if s := d.current(); s != nil {
+		p.Status.CurrentGroup = s.group
 	}
 	p.Progressing = d.progressing(complete, stopped)
 	p.Degraded = degraded(complete, stopped)
@@ -76,17 +76,12 @@ func (d *decision) failedOwners() []string {
 	return keys
 }
 
-// current is the first segment, in admission order, with an owner not yet admitted or not yet
-// final, and that owner.
-func (d *decision) current() (*segment, *member) {
-	for i := range d.order {
-		for _, m := range d.order[i].members {
-			if !isFinal(m) {
-				return &d.order[i], m
-			}
-		}
+// current is the stage being admitted, nil when the rollout is settled or has no stage left.
+func (d *decision) current() *stage {
+	if d.settled || d.frontier >= len(d.stages) {
+		return nil
 	}
-	return nil, nil
+	return &d.stages[d.frontier]
 }
 
 func (d *decision) progressing(complete bool, stopped verdict) metav1.Condition {
@@ -130,7 +125,7 @@ func (d *decision) reached() string {
 
 // where says which part of the rollout is being admitted or soaked.
 func (d *decision) where() string {
-	s, _ := d.current()
+	s := d.current()
 	switch {
 	case s == nil:
 		return ""
@@ -140,7 +135,11 @@ func (d *decision) where() string {
 	case s.rest:
 		return "every owner in no mandatory group admitted"
 	}
-	return fmt.Sprintf("%s, chunk %d of %d", groupLabel(s.group), s.chunk, s.chunks)
+	size := d.chunkSize(s)
+	chunks := max((len(s.members)+size-1)/size, 1)
+	admitted := len(s.members) - count(s.members, isState(v1alpha1.RolloutToApply))
+	chunk := min(max((admitted+size-1)/size, 1), chunks)
+	return fmt.Sprintf("%s, chunk %d of %d", groupLabel(s.group), chunk, chunks)
 }
 
 func degraded(complete bool, stopped verdict) metav1.Condition {
@@ -188,7 +187,7 @@ func (d *decision) events(complete bool, stopped verdict) []Event {
 // admissions were written but whose status lost to a newer copy still records the event once.
 func (d *decision) startedGroups() []string {
 	var names []string
-	for _, s := range d.order {
+	for _, s := range d.stages {
 		for _, m := range s.members {
 			if m.byTurn && !d.groupStarted[m.group] && !slices.Contains(names, m.group) {
 				names = append(names, m.group)

@@ -44,9 +44,7 @@ func readRules(s v1alpha1.RolloutStrategy) rules {
 	if s.MinSuccessTime != nil && s.MinSuccessTime.Duration > 0 {
 		r.minSuccess = s.MinSuccessTime.Duration
 	}
-	if s.ProgressDeadline != nil && s.ProgressDeadline.Duration > 0 {
-		r.deadline = s.ProgressDeadline.Duration
-	}
+	r.deadline = s.ProgressDeadline.Duration()
 	return r
 }
 
@@ -94,16 +92,6 @@ func scale(v *intstr.IntOrString, n, def int) int {
 		return def
 	}
 	return min(k, n)
-}
-
-// chunks splits a group's owners, sorted by Key, into runs of ownersPerGroup (at least one).
-func (r *rules) chunks(members []*member) [][]*member {
-	size := max(scale(r.OwnersPerGroup, len(members), len(members)), 1)
-	var out [][]*member
-	for start := 0; start < len(members); start += size {
-		out = append(out, members[start:min(start+size, len(members))])
-	}
-	return out
 }
 
 // maxConcurrency is how many of n owners may be in flight at once: all of them by default, and

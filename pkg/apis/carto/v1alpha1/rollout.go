@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -39,7 +41,8 @@ type RolloutStrategy struct {
 	Groups []RolloutGroup `json:"groups,omitempty"`
 
 	// OwnersPerGroup splits every group, and the owners in no group, into chunks of this many
-	// owners sorted by namespace/name: an integer, or a percentage of the group (rounded up).
+	// owners sorted by namespace/name: an integer (above a group's size, the whole group), or a
+	// percentage of every owner the blueprint selects (rounded up).
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self > 0 : self.matches('^([1-9][0-9]?|100)%$')",message="must be a positive integer or a percentage from 1% to 100%"
@@ -59,8 +62,9 @@ type RolloutStrategy struct {
 	MaxConcurrency *intstr.IntOrString `json:"maxConcurrency,omitempty"`
 
 	// MaxFailures is how many owners may fail (Failed or TimeOut) before admission stops: per
-	// group for ProgressivePerGroup, of all owners otherwise. An integer, or a percentage
-	// (rounded up). Zero when not set.
+	// group for ProgressivePerGroup, of all owners for Progressive; type All has no budget. An
+	// integer, or a percentage of every owner the blueprint selects (rounded up). Zero when not
+	// set.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^([0-9]|[1-9][0-9]|100)%$')",message="must be a non-negative integer or a percentage from 0% to 100%"
@@ -72,11 +76,11 @@ type RolloutStrategy struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="must be a duration such as 30s or 5m, not negative"
 	MinSuccessTime *metav1.Duration `json:"minSuccessTime,omitempty"`
 
-	// ProgressDeadline is how long after its admission an owner may still be in flight (not
-	// Succeeded) before it is TimeOut, a failure. None when not set.
+	// ProgressDeadline is how long after its admission an owner may still be not Ready at the
+	// new revision before it is TimeOut, a failure: a duration such as 15m, or None (as OCM
+	// spells it). None when not set.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 15m"
-	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
+	ProgressDeadline ProgressDeadline `json:"progressDeadline,omitempty"`
 
 	// Paused stops new admissions; owners already admitted go on.
 	// +optional
@@ -138,6 +142,33 @@ type OwnerRolloutStatus struct {
 	// back from Succeeded); progressDeadline counts from it.
 	// +optional
 	AdmittedTime *metav1.Time `json:"admittedTime,omitempty"`
+
+	// ReadyTime is when a status first showed the owner Ready at its generation and Revision,
+	// Ready ever since: minSuccessTime counts from it, not from admission. Unset while it is not
+	// Ready there.
+	// +optional
+	ReadyTime *metav1.Time `json:"readyTime,omitempty"`
+}
+
+// ProgressDeadline is a duration such as 15m, or None.
+// +kubebuilder:validation:MaxLength=32
+// +kubebuilder:validation:Pattern=`^(None|([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+)$`
+// +kubebuilder:validation:XValidation:rule="self == 'None' || duration(self) > duration('0s')",message="must be None or a positive duration such as 15m"
+type ProgressDeadline string
+
+// ProgressDeadlineNone means no deadline.
+const ProgressDeadlineNone ProgressDeadline = "None"
+
+// Duration is the deadline, zero for none (unset, None, or not a positive duration).
+func (d ProgressDeadline) Duration() time.Duration {
+	if d == "" || d == ProgressDeadlineNone {
+		return 0
+	}
+	v, err := time.ParseDuration(string(d))
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
 }
 
 // BlueprintRolloutStatus is the aggregate of a blueprint's rollout.
