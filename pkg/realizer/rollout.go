@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -67,28 +69,62 @@ func (r *BlueprintReconciler) decideRollout(ctx context.Context, obj client.Obje
 	return &rolloutDecision{Plan: rollout.Decide(in), owners: owners}, nil
 }
 
+// pinWriters is how many owners' records carryOut writes at once.
+const pinWriters = 16
+
 // carryOut pins the decision's owners through their status and deletes the revisions nothing
 // needs. It runs once the blueprint's status holds the decision, so a decision made from a stale
-// copy of the blueprint, which loses at that write, changes no owner. The records of owners
-// already admitted are written first, admissions after: an admission rests on the transitions
-// before it (an earlier group's owners Succeeded), so none is written once one of those lost to
-// a newer copy of its owner (errStaleOwner); the next decision, from that copy, finishes the job.
+// copy of the blueprint, which loses at that write, changes no owner. A ToApply record is never
+// written: an owner not admitted keeps what it has (DESIGN §9, Cost). The records of owners
+// already admitted are written first, admissions after, each group of writes side by side: an
+// admission rests on the transitions before it (an earlier group's owners Succeeded), so none
+// is written once one of those lost to a newer copy of its owner (errStaleOwner); the next
+// decision, from that copy, finishes the job. An admission that loses to a newer copy of its
+// own owner does not stop the others.
 func (r *BlueprintReconciler) carryOut(ctx context.Context, bp *blueprint, d *rolloutDecision) error {
 	selfAdmitting := rollout.SelfAdmitting(*bp.strategy)
-	for _, admissions := range []bool{false, true} {
-		for i, o := range d.owners {
-			if admitted(o.GetOwnerStatus().Rollout, d.Owners[i].Revision) == admissions {
-				continue
-			}
-			if admissions && selfAdmitting {
-				continue // the owner admits itself once it sees the target in the blueprint's status
-			}
-			if err := r.pin(ctx, o, d.Owners[i]); err != nil {
-				return err
-			}
+	var transitions, admissions []int
+	for i, o := range d.owners {
+		switch rec := d.Owners[i]; {
+		case rec.State == v1alpha1.RolloutToApply:
+		case admitted(o.GetOwnerStatus().Rollout, rec.Revision):
+			transitions = append(transitions, i)
+		case !selfAdmitting: // otherwise the owner admits itself once it sees the target
+			admissions = append(admissions, i)
 		}
 	}
+	if err := r.pinAll(ctx, d, transitions); err != nil {
+		return err
+	}
+	if err := r.pinAll(ctx, d, admissions); err != nil && !errors.Is(err, errStaleOwner) {
+		return err
+	}
 	return r.collectRevisions(ctx, bp, d.owners, d.Status)
+}
+
+// pinAll writes the records of the decision's owners at indexes, pinWriters at a time, and
+// returns the first error; errStaleOwner only once every other write was tried.
+func (r *BlueprintReconciler) pinAll(ctx context.Context, d *rolloutDecision, indexes []int) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(pinWriters)
+	var stale atomic.Bool
+	for _, i := range indexes {
+		g.Go(func() error {
+			err := r.pin(ctx, d.owners[i], d.Owners[i])
+			if errors.Is(err, errStaleOwner) {
+				stale.Store(true)
+				return nil
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if stale.Load() {
+		return errStaleOwner
+	}
+	return nil
 }
 
 // admitted reports whether record admits its owner to revision.

@@ -32,18 +32,23 @@ func SelfAdmitting(s v1alpha1.RolloutStrategy) bool {
 	return s.Type == v1alpha1.RolloutAll && !s.Paused && len(s.MandatoryGroups) == 0
 }
 
-// Admit is an owner's record once it sees the blueprint's rollout status under a self-admitting
-// strategy: admitted to the target (Progressing, or Skip when it is not Ready), as the planner
-// would admit it. Otherwise, or once admitted, the record is as it was.
+// Admit is an owner's record once it sees the blueprint's rollout status: under a
+// self-admitting strategy, admitted to the target (Progressing, or Skip when it is not Ready), as
+// the planner would admit it. Otherwise, or once admitted, the record is as it was, except that an
+// owner with no record at all (a new one) says it waits for the target: ToApply, written with
+// its first status, which costs no write of its own.
 func Admit(strategy v1alpha1.RolloutStrategy, blueprint *v1alpha1.BlueprintRolloutStatus, owner Owner, now time.Time) *v1alpha1.OwnerRolloutStatus {
 	rec := owner.Record
-	if !SelfAdmitting(strategy) || blueprint == nil || blueprint.TargetRevision == "" ||
+	if blueprint == nil || blueprint.TargetRevision == "" ||
 		rec != nil && rec.Revision == blueprint.TargetRevision && rec.State != v1alpha1.RolloutToApply {
 		return rec
 	}
 	plan := Decide(Input{Strategy: strategy, Target: blueprint.TargetRevision, Previous: blueprint, Owners: []Owner{owner}, Now: now})
-	if plan.Owners[0].State == v1alpha1.RolloutToApply {
-		return rec // not admitted (a stale owner waits): nothing to write
+	switch got := &plan.Owners[0]; {
+	case got.State != v1alpha1.RolloutToApply && SelfAdmitting(strategy):
+		return got
+	case rec == nil:
+		return &v1alpha1.OwnerRolloutStatus{Revision: got.Revision, State: v1alpha1.RolloutToApply, Group: got.Group, LastTransitionTime: got.LastTransitionTime}
 	}
-	return &plan.Owners[0]
+	return rec
 }

@@ -88,6 +88,7 @@ func TestAdmit(t *testing.T) {
 		{"mandatory group", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll, MandatoryGroups: []string{"g"}}, old, ready, ""},
 		{"All has no failure budget", withFailures, old, ready, v1alpha1.RolloutProgressing},
 		{"per group", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressivePerGroup}, old, ready, ""},
+		{"new owner per group: waits, and says so", v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressivePerGroup}, nil, ready, v1alpha1.RolloutToApply},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

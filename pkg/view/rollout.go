@@ -125,8 +125,8 @@ func StrategyLine(s *v1alpha1.RolloutStrategy) string {
 	if s.MinSuccessTime != nil {
 		parts = append(parts, "min success time "+s.MinSuccessTime.Duration.String())
 	}
-	if s.ProgressDeadline != nil {
-		parts = append(parts, "progress deadline "+s.ProgressDeadline.Duration.String())
+	if s.ProgressDeadline != "" {
+		parts = append(parts, "progress deadline "+string(s.ProgressDeadline))
 	}
 	if s.Paused {
 		parts = append(parts, "paused")

@@ -88,7 +88,7 @@ func TestKillDuringDeadline(t *testing.T) {
 	oneFailure := intstr.FromInt32(1)
 	rolloutCase(t, name, v1alpha1.RolloutStrategy{
 		Type: v1alpha1.RolloutProgressivePerGroup, Groups: groupsByLabel("g1", "g2"), MaxFailures: &oneFailure,
-		ProgressDeadline: &metav1.Duration{Duration: deadline},
+		ProgressDeadline: v1alpha1.ProgressDeadline(deadline.String()),
 	})
 	createWorkloads(t, ns, name, owners, func(i int) map[string]string {
 		labels := inGroups(owners, "g1", "g2")(i)
