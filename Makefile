@@ -52,8 +52,12 @@ run: build ## Start a local cluster, the controller and samples/; watch the Work
 
 test: verify test-unit test-fuzz test-integration test-kuttl ## Everything CI runs.
 
+# The rollout's property tests (pkg/rollout TestInvariants) run ROLLOUT_HISTORIES random histories
+# of about ROLLOUT_STEPS steps from a fixed seed here; test-fuzz runs more from a random one.
+ROLLOUT_HISTORIES ?= 5000
+ROLLOUT_STEPS ?= 80
 test-unit: ## Unit tests (no cluster).
-	$(GO) test $(TEST_FLAGS) ./pkg/... ./cmd/... ./hack/... ./config/...
+	RAPID_SEED=1 RAPID_CHECKS=$(ROLLOUT_HISTORIES) RAPID_STEPS=$(ROLLOUT_STEPS) $(GO) test $(TEST_FLAGS) ./pkg/... ./cmd/... ./hack/... ./config/...
 
 # Each suite starts its own cluster; -p 1 runs them one after another so that the
 # fault suites' timing bounds hold on a two-core machine.
@@ -63,7 +67,9 @@ test-integration: tools ## Go end-to-end suites (integration, corpus, faults, se
 # A count rather than a duration: a time-boxed fuzz run can end in a spurious
 # "context deadline exceeded" on a loaded machine. 10000 inputs take 1-20 s a target here.
 FUZZ_TIME ?= 10000x
-test-fuzz: ## Run every go test -fuzz target for FUZZ_TIME each (their seed corpora also run in test-unit).
+FUZZ_HISTORIES ?= 20000
+test-fuzz: ## Run every go test -fuzz target for FUZZ_TIME each (their seed corpora also run in test-unit), and FUZZ_HISTORIES rollout histories from a random seed.
+	RAPID_SEED=0 RAPID_CHECKS=$(FUZZ_HISTORIES) RAPID_STEPS=$(ROLLOUT_STEPS) $(GO) test -count=1 ./pkg/rollout -run '^TestInvariants$$'
 	@for pkg in $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go' 2>/dev/null || find pkg -name '*_test.go') | xargs -n1 dirname | sort -u); do \
 		for target in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$pkg/*_test.go | sed 's/^func //'); do \
 			echo "fuzz $$pkg $$target ($(FUZZ_TIME))"; \

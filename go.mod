@@ -23,6 +23,7 @@ require (
 	k8s.io/client-go v0.34.13
 	k8s.io/klog/v2 v2.130.1
 	k8s.io/utils v0.0.0-20250604170112-4c0f3b243397
+	pgregory.net/rapid v1.3.0
 	sigs.k8s.io/controller-runtime v0.22.5
 	sigs.k8s.io/kustomize/kyaml v0.20.1
 	sigs.k8s.io/yaml v1.6.0

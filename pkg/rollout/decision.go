@@ -91,11 +91,11 @@ func newDecision(in Input) *decision {
 
 // resume is the stage the last decision for the target was admitting (status.currentGroup), so
 // that admission never moves backwards. For ProgressivePerGroup, an empty currentGroup is the
-// owners in no group only once the status counted one of them admitted; otherwise the walk
-// starts from the first stage, which only the owners' own states can hold.
+// owners in no group only when the status counted such owners; otherwise the walk starts from
+// the first stage, which only the owners' own states can hold.
 func (d *decision) resume(p *v1alpha1.BlueprintRolloutStatus) int {
 	if p.CurrentGroup == "" && d.Type == v1alpha1.RolloutProgressivePerGroup &&
-		!slices.ContainsFunc(p.Groups, func(g v1alpha1.GroupRolloutStatus) bool { return g.Name == "" && d.groupStarted[""] }) {
+		!slices.ContainsFunc(p.Groups, func(g v1alpha1.GroupRolloutStatus) bool { return g.Name == "" }) {
 		return 0
 	}
 	return max(slices.IndexFunc(d.stages, func(s stage) bool { return s.group == p.CurrentGroup }), 0)
@@ -132,7 +132,10 @@ func (d *decision) stageOrder() []stage {
 				order = append(order, stage{group: g.Name, members: d.groups[g.Name]})
 			}
 		}
-		return append(order, stage{members: d.groups[""]})
+		if len(d.groups[""]) > 0 {
+			order = append(order, stage{members: d.groups[""]})
+		}
+		return order
 	}
 	rest := stage{rest: true}
 	for _, m := range d.byKey {

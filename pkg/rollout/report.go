@@ -76,12 +76,13 @@ func (d *decision) failedOwners() []string {
 	return keys
 }
 
-// current is the stage being admitted, nil when the rollout is settled or has no stage left.
+// current is the stage being admitted, the last one once every stage was reached, and nil when
+// the rollout is settled or has no stage.
 func (d *decision) current() *stage {
-	if d.settled || d.frontier >= len(d.stages) {
+	if d.settled || len(d.stages) == 0 {
 		return nil
 	}
-	return &d.stages[d.frontier]
+	return &d.stages[min(d.frontier, len(d.stages)-1)]
 }
 
 func (d *decision) progressing(complete bool, stopped verdict) metav1.Condition {
