@@ -15,8 +15,17 @@
 // Where DESIGN §9 is silent, the planner decides so:
 //   - progressDeadline applies to an owner that is not Ready at the target; one that is Ready there
 //     and soaking does not time out, so an owner leaving TimeOut cannot fall back into it at once.
-//   - For ProgressivePerGroup, the owners in no group have a maxFailures budget of their own size,
-//     like every named group.
+//   - For ProgressivePerGroup, the owners in no group have a maxFailures budget, like every
+//     named group.
+//   - An owner whose Ready lags its generation when the rollout reaches it is admitted as
+//     Progressing, not Skip: Skip needs evidence that it is not Ready at the stable revision.
+//   - The soak counts from the record's readyTime, which the first decision (usually the
+//     owner's own, Advance) that sees it Ready at the target and its generation sets.
+//   - The rollout's place is status.rollout.currentGroup: the stages before it are finished, an
+//     owner new there is admitted at once, and one that flaps there holds nothing. While
+//     failures stop the rollout, it stays where it stopped.
+//   - A blueprint without status whose owners have records resumes: its stable revision is the
+//     one most owners not admitted to the target run.
 //   - An owner that already runs the target (a revert to a revision it never left) is admitted at
 //     once rather than at its turn: admitting it changes nothing it runs. Pause still holds it.
 //   - A rollout held by failures is not complete even when every owner is final: it has not
