@@ -666,16 +666,21 @@ func check(t *testing.T, in rollout.Input, p rollout.Plan, w want) {
 }
 
 // replay feeds the plan back as the next input at the same time, as a restarted controller would
-// read it from the API: nothing may change and no event may be recorded. Only the reason
-// Superseded belongs to the decision that saw the new target.
+// read it from the API: nothing may change and no event may be recorded.
 func replay(t *testing.T, in rollout.Input, p rollout.Plan) {
 	t.Helper()
+	if diff := replayDiff(in, p); diff != "" {
+		t.Errorf("replaying the plan changed it (-first +replay):\n%s", diff)
+	}
+}
+
+// replayDiff is how the plan fed back as the next input at the same time differs from it; only
+// the reason Superseded belongs to the decision that saw the new target.
+func replayDiff(in rollout.Input, p rollout.Plan) string {
 	again := rollout.Decide(next(in, p))
 	if p.Progressing.Reason == v1alpha1.ReasonRolloutSuperseded {
 		p.Progressing.Reason, p.Progressing.Message = again.Progressing.Reason, again.Progressing.Message
 	}
 	p.Events = nil
-	if diff := cmp.Diff(p, again); diff != "" {
-		t.Errorf("replaying the plan changed it (-first +replay):\n%s", diff)
-	}
+	return cmp.Diff(p, again)
 }

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -9,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -59,35 +57,12 @@ func snapshotOf(wl *v1alpha1.Workload) snapshot {
 func monitorWorkloads(t *testing.T, ns string) *statusMonitor {
 	t.Helper()
 	m := &statusMonitor{last: map[string]snapshot{}}
-	c, err := cache.New(env.Cluster.Config, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	informer, err := c.GetInformer(ctx, &v1alpha1.Workload{}, cache.BlockUntilSynced(false))
-	if err != nil {
-		t.Fatal(err)
-	}
 	observe := func(obj any) {
 		if wl, ok := obj.(*v1alpha1.Workload); ok {
 			m.observe(wl)
 		}
 	}
-	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    observe,
-		UpdateFunc: func(_, obj any) { observe(obj) },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Start(cctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !c.WaitForCacheSync(cctx) {
-		t.Fatal("the workload monitor never synced")
-	}
+	env.Inform(ctx, t, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, &v1alpha1.Workload{}, observe)
 	return m
 }
 

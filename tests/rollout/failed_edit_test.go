@@ -38,16 +38,7 @@ func TestFailedOwnerEditedStaysFailed(t *testing.T) {
 		// wrong transition would therefore be written well within the window.
 		holdWindow = 5 * time.Second
 	)
-	ns := newNamespace(t, name)
-	rolloutCase(t, name, v1alpha1.RolloutStrategy{
-		Type: v1alpha1.RolloutProgressivePerGroup, Groups: groupsByLabel("canary", "rest"), MandatoryGroups: []string{"canary"},
-	})
-	createWorkloads(t, ns, name, owners, func(i int) map[string]string {
-		if workloadName(i) == canary {
-			return map[string]string{groupLabel: "canary", healthLabel: "bad"}
-		}
-		return map[string]string{groupLabel: "rest"}
-	})
+	ns := canaryCase(t, name, owners, canary)
 	launchController(t, name)
 	rev1, _ := waitComplete(t, completion{ns: ns, chain: name, owners: owners, version: "v1"}, 2*time.Minute)
 

@@ -155,3 +155,20 @@ func groupsByLabel(names ...string) []v1alpha1.RolloutGroup {
 	}
 	return out
 }
+
+// canaryCase is a rollout case, name, of n Workloads in a new namespace, which it returns: canary
+// (labelled health=bad) alone in the mandatory group canary, the others in group rest.
+func canaryCase(t *testing.T, name string, n int, canary string) string {
+	t.Helper()
+	ns := newNamespace(t, name)
+	rolloutCase(t, name, v1alpha1.RolloutStrategy{
+		Type: v1alpha1.RolloutProgressivePerGroup, Groups: groupsByLabel("canary", "rest"), MandatoryGroups: []string{"canary"},
+	})
+	createWorkloads(t, ns, name, n, func(i int) map[string]string {
+		if workloadName(i) == canary {
+			return map[string]string{groupLabel: "canary", healthLabel: "bad"}
+		}
+		return map[string]string{groupLabel: "rest"}
+	})
+	return ns
+}

@@ -1,14 +1,12 @@
 package rollout
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -38,14 +36,6 @@ type history struct {
 func watchWorkloads(t *testing.T, ns string) *history {
 	t.Helper()
 	h := &history{}
-	c, err := cache.New(env.Cluster.Config, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	informer, err := c.GetInformer(ctx, &v1alpha1.Workload{}, cache.BlockUntilSynced(false))
-	if err != nil {
-		t.Fatal(err)
-	}
 	observe := func(obj any) {
 		if wl, ok := obj.(*v1alpha1.Workload); ok {
 			h.mu.Lock()
@@ -57,22 +47,7 @@ func watchWorkloads(t *testing.T, ns string) *history {
 			})
 		}
 	}
-	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    observe,
-		UpdateFunc: func(_, obj any) { observe(obj) },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Start(cctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !c.WaitForCacheSync(cctx) {
-		t.Fatal("the workload informer never synced")
-	}
+	env.Inform(ctx, t, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, &v1alpha1.Workload{}, observe)
 	return h
 }
 

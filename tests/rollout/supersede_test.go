@@ -28,16 +28,7 @@ func TestSupersedeWhileCanaryFails(t *testing.T) {
 		canary     = "wl-000" // in the mandatory group canary, labelled health=bad: unhealthy at v2 only
 		minSuccess = 3 * time.Second
 	)
-	ns := newNamespace(t, name)
-	rolloutCase(t, name, v1alpha1.RolloutStrategy{
-		Type: v1alpha1.RolloutProgressivePerGroup, Groups: groupsByLabel("canary", "rest"), MandatoryGroups: []string{"canary"},
-	})
-	createWorkloads(t, ns, name, owners, func(i int) map[string]string {
-		if workloadName(i) == canary {
-			return map[string]string{groupLabel: "canary", healthLabel: "bad"}
-		}
-		return map[string]string{groupLabel: "rest"}
-	})
+	ns := canaryCase(t, name, owners, canary)
 	launchController(t, name)
 	// v1 stamps health "ok" literally: every Workload, the canary too, is healthy at r1.
 	rev1, _ := waitComplete(t, completion{ns: ns, chain: name, owners: owners, version: "v1"}, 2*time.Minute)

@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,44 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
-
-// informOn calls observe with every state of the objects of obj's kind that opts selects, from
-// the first list until the test ends, in the order the API server's watch delivers them.
-func informOn(t *testing.T, opts cache.Options, obj client.Object, observe func(any)) {
-	t.Helper()
-	opts.Scheme = env.Scheme
-	c, err := cache.New(env.Cluster.Config, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	informer, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    observe,
-		UpdateFunc: func(_, o any) { observe(o) },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Start(cctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !c.WaitForCacheSync(cctx) {
-		t.Fatalf("the %T informer never synced", obj)
-	}
-}
 
 // chainObservation is one state of a supply chain as the test's informer saw it.
 type chainObservation struct {
@@ -72,7 +39,7 @@ func watchSupplyChain(t *testing.T, name string) *chainHistory {
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&v1alpha1.ClusterSupplyChain{}: {Field: fields.OneTermEqualSelector("metadata.name", name)},
 	}}
-	informOn(t, opts, &v1alpha1.ClusterSupplyChain{}, func(obj any) {
+	env.Inform(ctx, t, opts, &v1alpha1.ClusterSupplyChain{}, func(obj any) {
 		sc, ok := obj.(*v1alpha1.ClusterSupplyChain)
 		if !ok || sc.Name != name {
 			return
@@ -114,7 +81,7 @@ type stampHistory struct {
 func watchStamps(t *testing.T, ns string) *stampHistory {
 	t.Helper()
 	h := &stampHistory{byName: map[string][]stamp{}}
-	informOn(t, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, &corev1.ConfigMap{}, func(obj any) {
+	env.Inform(ctx, t, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, &corev1.ConfigMap{}, func(obj any) {
 		cm, ok := obj.(*corev1.ConfigMap)
 		if !ok {
 			return
