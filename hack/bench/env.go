@@ -39,6 +39,8 @@ const (
 	// chainLabel selects the bench supply chain; floor Workloads carry another value,
 	// so even a running controller would not realize them.
 	chainLabel = "bench.surveyor.dev/chain"
+	// groupLabel puts each Workload in one of the rollout phase's groups, g0, g1, ...
+	groupLabel = "bench.surveyor.dev/group"
 )
 
 //go:embed supplychain.yaml

@@ -106,7 +106,7 @@ func (e *env) floorPipeline(ctx context.Context, objects, status client.Client, 
 	}
 	start := time.Now()
 	err = createParallel(ctx, n, e.opts.creators, func(ctx context.Context, i int) error {
-		wl := newWorkload(benchNamespace, fmt.Sprintf("%s-%05d", prefix, i), "floor")
+		wl := newWorkload(benchNamespace, fmt.Sprintf("%s-%05d", prefix, i), "floor", groupOf(i, e.opts.rolloutGroups))
 		err := e.admin.Create(ctx, wl)
 		if apierrors.IsAlreadyExists(err) { // a retried create that had succeeded
 			err = e.admin.Get(ctx, client.ObjectKeyFromObject(wl), wl)

@@ -15,9 +15,12 @@
 //  4. at rest: the controller's requests and writes over a window with nothing changing;
 //  5. propagation: K stamped objects flipped unhealthy and back, one at a time, timing
 //     each until the Workload's ResourcesHealthy follows;
-//  6. rollout: rolloutStrategy type All set on the supply chain, then a template change
-//     that alters one stamped object per Workload, counting applies and status writes
-//     until the rollout is complete;
+//  6. rollout: rolloutStrategy type All set on the supply chain; then type
+//     ProgressivePerGroup over -rollout-groups groups (the Workloads are labelled into
+//     them round robin when created), a template change that alters one stamped object
+//     per Workload, type All again and another such change; for each change the time
+//     until the rollout is complete, the applies, the status writes (and, from the watch,
+//     those to Workloads not yet admitted) and the requests, until the controller is quiet;
 //  7. isolation: 20,000 unrelated ConfigMaps in another namespace, and the controller's
 //     RSS before and after.
 //
@@ -66,6 +69,7 @@ type options struct {
 	skipPropagation     bool
 	skipIsolation       bool
 	skipRollout         bool
+	rolloutGroups       int
 	profile             bool
 	out, dir            string
 	verbose             bool
@@ -98,7 +102,8 @@ func parseFlags() (*options, map[string]any, error) {
 	flag.BoolVar(&o.skipRest, "skip-rest", false, "skip the at-rest window")
 	flag.BoolVar(&o.skipPropagation, "skip-propagation", false, "skip the propagation probe")
 	flag.BoolVar(&o.skipIsolation, "skip-isolation", false, "skip the isolation probe")
-	flag.BoolVar(&o.skipRollout, "skip-rollout", false, "skip the rollout of a template change (rolloutStrategy type All)")
+	flag.BoolVar(&o.skipRollout, "skip-rollout", false, "skip the rollout of template changes (rolloutStrategy ProgressivePerGroup, then All)")
+	flag.IntVar(&o.rolloutGroups, "rollout-groups", 10, "groups of the ProgressivePerGroup rollout (Workloads are labelled g0, g1, ... round robin); 0: only the rollout of type All")
 	flag.BoolVar(&o.profile, "profile", false, "take the controller's CPU profile while converging, and its heap profile after (the profiler costs the controller about 1.4 MiB of peak RSS and a few % of CPU, so leave it off for figures)")
 	flag.StringVar(&o.out, "out", "bench/results", "directory for results")
 	flag.StringVar(&o.dir, "dir", "", "keep the cluster's working directory (logs, etcd) here instead of a temporary one")
@@ -120,6 +125,9 @@ func parseFlags() (*options, map[string]any, error) {
 	}
 	if o.n <= 0 || o.runs <= 0 || o.creators <= 0 || o.concurrency <= 0 {
 		return nil, nil, errors.New("-n, -runs, -creators and -concurrency must be positive")
+	}
+	if o.rolloutGroups < 0 || o.rolloutGroups > 64 {
+		return nil, nil, errors.New("-rollout-groups must be from 0 to 64 (a rolloutStrategy has at most 64 groups)")
 	}
 	set := map[string]any{}
 	flag.VisitAll(func(f *flag.Flag) { set[f.Name] = f.Value.String() })
@@ -272,12 +280,16 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 		}
 	}
 	if !opts.skipRollout {
-		logf("rollout: rolloutStrategy type All, then a template change to %d Workloads", n)
-		if r.Rollout, err = e.rollout(ctx, n); err != nil {
+		logf("rollout: rolloutStrategy type All on %d Workloads", n)
+		if r.Rollout, err = e.rollout(ctx, t, n); err != nil {
 			return nil, err
 		}
-		logf("rollout: %.1f s; %.2f applies per changed object, %.2f status writes per Workload",
-			r.Rollout.Seconds, r.Rollout.AppliesPerChangedObject, r.Rollout.StatusWritesPerWorkload)
+		for _, c := range []*rolloutChange{r.Rollout.PerGroup, r.Rollout.All} {
+			if c != nil {
+				logf("rollout (%s): %.1f s; %.2f applies per changed object, %.2f status writes per Workload, %d to Workloads not yet admitted, %.2f requests per Workload",
+					c.Type, c.Seconds, c.AppliesPerChangedObject, c.StatusWritesPerWorkload, c.EarlyWrites, c.RequestsPerWorkload)
+			}
+		}
 	}
 	if !opts.skipIsolation {
 		logf("isolation: %d unrelated ConfigMaps", opts.isolation)

@@ -106,7 +106,7 @@ func (e *env) converge(ctx context.Context, t *tracker, n int, prof *profiler) (
 	var createDone time.Duration
 	go func() {
 		err := createParallel(ctx, n, e.opts.creators, func(ctx context.Context, i int) error {
-			return e.admin.Create(ctx, newWorkload(benchNamespace, workloadName(i), "bench"))
+			return e.admin.Create(ctx, newWorkload(benchNamespace, workloadName(i), "bench", groupOf(i, e.opts.rolloutGroups)))
 		})
 		createDone = time.Since(start)
 		createErr <- err

@@ -174,22 +174,32 @@ var figureDefs = []figureDef{
 			return r.Propagation.P99Ms, true
 		},
 		met: func(v float64) bool { return v < 100 }},
-	{key: "rolloutApplies", label: "Rollout (type All): applies per changed stamped object", unit: "", target: "≤ 1",
-		value: func(r *runResult) (float64, bool) {
-			if r.Rollout == nil {
-				return 0, false
-			}
-			return r.Rollout.AppliesPerChangedObject, true
-		},
-		met: func(v float64) bool { return v <= 1 }},
-	{key: "rolloutStatusWrites", label: "Rollout (type All): status writes per Workload", unit: "", target: "≤ 1",
-		value: func(r *runResult) (float64, bool) {
-			if r.Rollout == nil {
-				return 0, false
-			}
-			return r.Rollout.StatusWritesPerWorkload, true
-		},
-		met: func(v float64) bool { return v <= 1 }},
+	{key: "rolloutGroupSeconds", label: "Rollout (ProgressivePerGroup, minSuccessTime 0s): template change → complete", unit: "s",
+		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return c.Seconds })},
+	{key: "rolloutGroupApplies", label: "  applies per changed stamped object", unit: "", target: "≤ 1",
+		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return c.AppliesPerChangedObject }),
+		met:   func(v float64) bool { return v <= 1 }},
+	{key: "rolloutGroupStatusWrites", label: "  status writes per Workload (admission, restamp)", unit: "", target: "≤ 2",
+		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return c.StatusWritesPerWorkload }),
+		met:   func(v float64) bool { return v <= 2 }},
+	{key: "rolloutGroupEarlyWrites", label: "  status writes to Workloads not yet admitted (watched)", unit: "", target: "0",
+		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return float64(c.EarlyWrites) }),
+		met:   func(v float64) bool { return v == 0 }},
+	{key: "rolloutGroupRequests", label: "  API requests per Workload (controller and stamper, leader election aside)", unit: "",
+		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return c.RequestsPerWorkload })},
+	{key: "rolloutSeconds", label: "Rollout (type All): template change → complete", unit: "s",
+		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return c.Seconds })},
+	{key: "rolloutApplies", label: "  applies per changed stamped object", unit: "", target: "≤ 1",
+		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return c.AppliesPerChangedObject }),
+		met:   func(v float64) bool { return v <= 1 }},
+	{key: "rolloutStatusWrites", label: "  status writes per Workload", unit: "", target: "≤ 1",
+		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return c.StatusWritesPerWorkload }),
+		met:   func(v float64) bool { return v <= 1 }},
+	{key: "rolloutEarlyWrites", label: "  status writes to Workloads not yet admitted (watched)", unit: "", target: "0",
+		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return float64(c.EarlyWrites) }),
+		met:   func(v float64) bool { return v == 0 }},
+	{key: "rolloutRequests", label: "  API requests per Workload (controller and stamper, leader election aside)", unit: "",
+		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return c.RequestsPerWorkload })},
 	{key: "isolationRSS", label: "RSS change with unrelated ConfigMaps", unit: "MiB", target: "< 10 MiB",
 		value: func(r *runResult) (float64, bool) {
 			if r.Isolation == nil {
@@ -205,6 +215,22 @@ var figureDefs = []figureDef{
 			}
 			return r.Isolation.HeapAfterMiB - r.Isolation.HeapBeforeMiB, true
 		}},
+}
+
+// perGroup picks the rollout phase's change under ProgressivePerGroup; nil when skipped.
+func perGroup(r *rolloutResult) *rolloutChange { return r.PerGroup }
+
+// allAtOnce picks the rollout phase's change under type All.
+func allAtOnce(r *rolloutResult) *rolloutChange { return r.All }
+
+// rolloutValue reads a figure of the rollout phase's change that pick chooses.
+func rolloutValue(pick func(*rolloutResult) *rolloutChange, v func(*rolloutChange) float64) func(*runResult) (float64, bool) {
+	return func(r *runResult) (float64, bool) {
+		if r.Rollout == nil || pick(r.Rollout) == nil {
+			return 0, false
+		}
+		return v(pick(r.Rollout)), true
+	}
 }
 
 // figures reads every defined figure from runs of the same N and judges the medians.
@@ -348,8 +374,20 @@ func printDetails(w io.Writer, r *runResult) {
 			percentile(p.ToHealthyMs, 50), percentile(p.ToHealthyMs, 99), p.MaxMs, p.Timeouts)
 	}
 	if ro := r.Rollout; ro != nil {
-		fmt.Fprintf(w, "Rollout: strategy set, first revision on every Workload in %.1f s with %.0f status writes; template change rolled out in %.1f s: %.0f applies for %d changed objects, %.0f status writes\n",
-			ro.EnableSeconds, ro.EnableStatusWrites, ro.Seconds, ro.Applies, ro.ChangedObjects, ro.StatusWrites)
+		fmt.Fprintf(w, "Rollout: strategy set (type All), first revision on every Workload in %.1f s with %.0f status writes\n",
+			ro.EnableSeconds, ro.EnableStatusWrites)
+		for _, c := range []*rolloutChange{ro.PerGroup, ro.All} {
+			if c == nil {
+				continue
+			}
+			kind := c.Type
+			if c.Groups > 0 {
+				kind += fmt.Sprintf(", %d groups", c.Groups)
+			}
+			fmt.Fprintf(w, "  %s: switching to it made %.0f status writes (%s); template change rolled out in %.1f s: %.0f applies for %d changed objects, %.0f status writes (%s; the watch saw %d status changes, %d of them to %d Workloads not yet admitted), %.0f requests (%s)\n",
+				kind, c.SwitchStatusWrites, formatCounts(c.SwitchStatusWritesByCode), c.Seconds, c.Applies, c.ChangedObjects, c.StatusWrites, formatCounts(c.StatusWritesByCode),
+				c.WatchedStatusChanges, c.EarlyWrites, c.EarlyWorkloads, c.Requests.all(false), bucketSummary(c.Requests))
+		}
 	}
 	if i := r.Isolation; i != nil {
 		fmt.Fprintf(w, "Isolation: %d ConfigMaps created in %.0f s; VmRSS %.1f → %.1f MiB, heap in use %.1f → %.1f MiB; controller made %.0f requests and used %.2f s CPU meanwhile\n",

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,11 +21,24 @@ import (
 // workloadName is the i-th benchmark Workload's name.
 func workloadName(i int) string { return fmt.Sprintf("w-%05d", i) }
 
+// groupOf is the rollout group of the i-th Workload among groups, round robin: g0, g1, ...
+// It is "" when there are no groups.
+func groupOf(i, groups int) string {
+	if groups <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("g%d", i%groups)
+}
+
 // newWorkload is a Workload with a git source the templates read, labelled for the
-// supply chain whose selector value is chain.
-func newWorkload(ns, name, chain string) *v1alpha1.Workload {
+// supply chain whose selector value is chain and, unless group is "", for a rollout group.
+func newWorkload(ns, name, chain, group string) *v1alpha1.Workload {
+	labels := map[string]string{chainLabel: chain}
+	if group != "" {
+		labels[groupLabel] = group
+	}
 	return &v1alpha1.Workload{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{chainLabel: chain}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: v1alpha1.WorkloadSpec{
 			Source: &v1alpha1.Source{Git: &v1alpha1.GitSource{
 				URL: "https://git.example.com/bench/" + name + ".git",
@@ -87,15 +101,26 @@ feed:
 
 // tracker follows the bench Workloads through one watch (an informer, which resumes
 // after a dropped watch without polling): when each first became Ready at its current
-// generation, and each one's ResourcesHealthy status for the propagation probe.
+// generation, each one's ResourcesHealthy status for the propagation probe, and its
+// blueprint revision and status changes for the rollout phase.
 type tracker struct {
 	mu       sync.Mutex
 	want     int
 	ready    map[string]time.Time
 	healthy  map[string]metav1.ConditionStatus
+	revision map[string]string
 	waiters  map[*waiter]bool
 	allReady chan struct{}
 	events   int
+	// marks, while recording (not nil), are each Workload's status changes in the order
+	// seen, each as the rollout record it left.
+	marks map[string][]rolloutMark
+}
+
+// rolloutMark is the rollout record a Workload's status change left: zero when it has none.
+type rolloutMark struct {
+	revision string
+	state    v1alpha1.RolloutState
 }
 
 // waiter is one propagation probe waiting for a Workload's ResourcesHealthy to reach
@@ -109,7 +134,7 @@ type waiter struct {
 func newTracker(want int) *tracker {
 	return &tracker{
 		want: want, ready: map[string]time.Time{}, healthy: map[string]metav1.ConditionStatus{},
-		waiters: map[*waiter]bool{}, allReady: make(chan struct{}),
+		revision: map[string]string{}, waiters: map[*waiter]bool{}, allReady: make(chan struct{}),
 	}
 }
 
@@ -127,8 +152,8 @@ func (t *tracker) run(ctx context.Context, c client.WithWatch, ns string) error 
 	}
 	inf := cache.NewSharedIndexInformer(lw, &v1alpha1.Workload{}, 0, cache.Indexers{})
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { t.observe(o.(*v1alpha1.Workload)) },
-		UpdateFunc: func(_, o any) { t.observe(o.(*v1alpha1.Workload)) },
+		AddFunc:    func(o any) { t.observe(nil, o.(*v1alpha1.Workload)) },
+		UpdateFunc: func(old, o any) { t.observe(old.(*v1alpha1.Workload), o.(*v1alpha1.Workload)) },
 	}); err != nil {
 		return err
 	}
@@ -145,11 +170,21 @@ func isReady(wl *v1alpha1.Workload) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && wl.Status.ObservedGeneration == wl.Generation
 }
 
-func (t *tracker) observe(wl *v1alpha1.Workload) {
+// observe takes in a Workload the watch delivered, and the copy it replaces (nil when
+// it is new).
+func (t *tracker) observe(old, wl *v1alpha1.Workload) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.events++
+	t.revision[wl.Name] = wl.Status.BlueprintRevision
+	if t.marks != nil && old != nil && !equality.Semantic.DeepEqual(old.Status, wl.Status) {
+		var m rolloutMark
+		if ro := wl.Status.Rollout; ro != nil {
+			m = rolloutMark{revision: ro.Revision, state: ro.State}
+		}
+		t.marks[wl.Name] = append(t.marks[wl.Name], m)
+	}
 	if _, seen := t.ready[wl.Name]; !seen && isReady(wl) {
 		t.ready[wl.Name] = now
 		if len(t.ready) == t.want {
@@ -209,4 +244,33 @@ func (t *tracker) healthOf(name string) metav1.ConditionStatus {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.healthy[name]
+}
+
+// record starts recording every Workload's status changes (see marks).
+func (t *tracker) record() {
+	t.mu.Lock()
+	t.marks = map[string][]rolloutMark{}
+	t.mu.Unlock()
+}
+
+// stopRecording stops recording and returns what was recorded (nil when nothing was).
+func (t *tracker) stopRecording() map[string][]rolloutMark {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.marks
+	t.marks = nil
+	return m
+}
+
+// countAt is how many Workloads were last seen at blueprint revision rev.
+func (t *tracker) countAt(rev string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at := 0
+	for _, r := range t.revision {
+		if r == rev {
+			at++
+		}
+	}
+	return at
 }
