@@ -684,3 +684,17 @@ func replayDiff(in rollout.Input, p rollout.Plan) string {
 	p.Events = nil
 	return cmp.Diff(p, again)
 }
+
+// A strategy edit that drops the group an owner was admitted in rewrites no record: the record
+// keeps its group, and the owner counts where its labels put it now.
+func TestStrategyEditRewritesNoRecord(t *testing.T) {
+	in := rollout.Input{Strategy: v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll}, Target: "r2", Now: t0,
+		Previous: complete("r2"), Owners: []rollout.Owner{owner("ns/a", label("tier", "canary"), succeededAtR2("canary"))}}
+	p := rollout.Decide(in)
+	if diff := cmp.Diff(*in.Owners[0].Record, p.Owners[0]); diff != "" {
+		t.Errorf("the record changed (-before +after):\n%s", diff)
+	}
+	if want := []v1alpha1.GroupRolloutStatus{{Name: "", Counts: v1alpha1.RolloutCounts{Succeeded: 1}}}; !cmp.Equal(want, p.Status.Groups) {
+		t.Errorf("groups %+v, want %+v", p.Status.Groups, want)
+	}
+}

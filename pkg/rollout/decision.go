@@ -107,11 +107,12 @@ func (d *decision) member(o *Owner) *member {
 	m := &member{owner: o, group: d.groupOf(o.Labels)}
 	rec := o.Record
 	if rec != nil && rec.Revision == d.target && rec.State != v1alpha1.RolloutToApply {
+		// The record keeps the group it was admitted in, even one the strategy no longer has
+		// (a strategy edit rewrites no owner); the owner counts where its labels put it then.
 		m.rec = *rec.DeepCopy()
 		if d.isGroup(rec.Group) {
 			m.group = rec.Group
 		}
-		m.rec.Group = m.group
 		return m
 	}
 	m.rec = v1alpha1.OwnerRolloutStatus{Revision: d.target, State: v1alpha1.RolloutToApply, Group: m.group, LastTransitionTime: d.now}
