@@ -82,17 +82,7 @@ const pinWriters = 16
 // decision, from that copy, finishes the job. An admission that loses to a newer copy of its
 // own owner does not stop the others.
 func (r *BlueprintReconciler) carryOut(ctx context.Context, bp *blueprint, d *rolloutDecision) error {
-	selfAdmitting := rollout.SelfAdmitting(*bp.strategy)
-	var transitions, admissions []int
-	for i, o := range d.owners {
-		switch rec := d.Owners[i]; {
-		case rec.State == v1alpha1.RolloutToApply:
-		case admitted(o.GetOwnerStatus().Rollout, rec.Revision):
-			transitions = append(transitions, i)
-		case !selfAdmitting: // otherwise the owner admits itself once it sees the target
-			admissions = append(admissions, i)
-		}
-	}
+	transitions, admissions := writes(d.owners, d.Owners, rollout.SelfAdmitting(*bp.strategy))
 	if err := r.pinAll(ctx, d, transitions); err != nil {
 		return err
 	}
@@ -100,6 +90,22 @@ func (r *BlueprintReconciler) carryOut(ctx context.Context, bp *blueprint, d *ro
 		return err
 	}
 	return r.collectRevisions(ctx, bp, d.owners, d.Status)
+}
+
+// writes are the indexes of the owners whose records a decision writes: transitions of owners
+// already admitted to the record's revision, and admissions (none when owners admit
+// themselves). A ToApply record is never written, nor one that did not change (pin skips it).
+func writes(owners []v1alpha1.Owner, records []v1alpha1.OwnerRolloutStatus, selfAdmitting bool) (transitions, admissions []int) {
+	for i, o := range owners {
+		switch rec := records[i]; {
+		case rec.State == v1alpha1.RolloutToApply:
+		case admitted(o.GetOwnerStatus().Rollout, rec.Revision):
+			transitions = append(transitions, i)
+		case !selfAdmitting: // otherwise the owner admits itself once it sees the target
+			admissions = append(admissions, i)
+		}
+	}
+	return transitions, admissions
 }
 
 // pinAll writes the records of the decision's owners at indexes, pinWriters at a time, and

@@ -1,6 +1,7 @@
 package realizer
 
 import (
+	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,5 +54,37 @@ func TestBlueprintSeen(t *testing.T) {
 				t.Errorf("re-queues the owners: %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestWrites: a decision writes no ToApply record (an owner not admitted keeps what it has,
+// DESIGN §9 Cost), the transitions of admitted owners, and admissions unless owners admit
+// themselves.
+func TestWrites(t *testing.T) {
+	wl := func(rec *v1alpha1.OwnerRolloutStatus) v1alpha1.Owner {
+		return &v1alpha1.Workload{Status: v1alpha1.WorkloadStatus{OwnerStatus: v1alpha1.OwnerStatus{Rollout: rec}}}
+	}
+	at := func(rev string, s v1alpha1.RolloutState) *v1alpha1.OwnerRolloutStatus {
+		return &v1alpha1.OwnerRolloutStatus{Revision: rev, State: s}
+	}
+	owners := []v1alpha1.Owner{
+		wl(at("r1", v1alpha1.RolloutSucceeded)),   // not admitted to r2, stays so
+		wl(nil),                                   // new, not admitted
+		wl(at("r2", v1alpha1.RolloutProgressing)), // admitted, moves
+		wl(at("r1", v1alpha1.RolloutSucceeded)),   // admitted now
+	}
+	records := []v1alpha1.OwnerRolloutStatus{
+		*at("r2", v1alpha1.RolloutToApply), *at("r2", v1alpha1.RolloutToApply),
+		*at("r2", v1alpha1.RolloutSucceeded), *at("r2", v1alpha1.RolloutProgressing),
+	}
+	for _, self := range []bool{false, true} {
+		transitions, admissions := writes(owners, records, self)
+		wantAdmissions := []int{3}
+		if self {
+			wantAdmissions = nil
+		}
+		if fmt.Sprint(transitions) != "[2]" || fmt.Sprint(admissions) != fmt.Sprint(wantAdmissions) {
+			t.Errorf("self-admitting %v: transitions %v, admissions %v; want [2], %v", self, transitions, admissions, wantAdmissions)
+		}
 	}
 }
