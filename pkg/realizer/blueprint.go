@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -32,22 +35,40 @@ type BlueprintReconciler struct {
 	now      func() metav1.Time
 }
 
+// ownerBatch is how long a blueprint with a rolloutStrategy waits after an owner's change before
+// it decides: every change in that time goes into one decision. A decision reads every owner
+// of the blueprint, so deciding once per owner's change would cost O(owners²) while thousands
+// of them converge (DESIGN §9, Cost); a second is little next to a rollout's soaks.
+const ownerBatch = time.Second
+
 // SetupWithManager registers the reconciler; a template change re-queues the blueprints
 // that reference it, found through the template index.
 func (r *BlueprintReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+		ref := o.(v1alpha1.Owner).GetBlueprintRef()
+		if ref == nil || ref.Kind != r.kind.kind {
+			return
+		}
+		bp := r.kind.newObject()
+		if r.client.Get(ctx, client.ObjectKey{Name: ref.Name}, bp) != nil || r.kind.of(bp).strategy == nil {
+			return
+		}
+		q.AddAfter(ctrl.Request{NamespacedName: client.ObjectKey{Name: ref.Name}}, ownerBatch)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(r.kind.kind)).For(r.kind.newObject()).
-		// An owner's change moves its blueprint's rollout, if it has one.
-		Watches(r.ownerKind().newObject(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
-			ref := o.(v1alpha1.Owner).GetBlueprintRef()
-			if ref == nil || ref.Kind != r.kind.kind {
-				return nil
-			}
-			bp := r.kind.newObject()
-			if r.client.Get(ctx, client.ObjectKey{Name: ref.Name}, bp) != nil || r.kind.of(bp).strategy == nil {
-				return nil
-			}
-			return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: ref.Name}}}
-		}))
+		// An owner's change moves its blueprint's rollout, if it has one: one decision for
+		// the owners' changes of an ownerBatch.
+		Watches(r.ownerKind().newObject(), handler.Funcs{
+			CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+				enqueue(ctx, e.Object, q)
+			},
+			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+				enqueue(ctx, e.ObjectNew, q)
+			},
+			DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+				enqueue(ctx, e.Object, q)
+			},
+		})
 	for kind, newObj := range templateKinds {
 		b = b.Watches(newObj(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			var reqs []ctrl.Request

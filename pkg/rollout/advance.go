@@ -43,6 +43,12 @@ func Admit(strategy v1alpha1.RolloutStrategy, blueprint *v1alpha1.BlueprintRollo
 		rec != nil && rec.Revision == blueprint.TargetRevision && rec.State != v1alpha1.RolloutToApply {
 		return rec
 	}
+	if SelfAdmitting(strategy) {
+		// Nothing gates the admission, and nothing but the owner's own reconcile would make it:
+		// a status written before the blueprint was reconciled (Stale) must not leave the owner
+		// waiting. At worst it is Skip, which neither blocks nor counts.
+		owner.Stale = false
+	}
 	plan := Decide(Input{Strategy: strategy, Target: blueprint.TargetRevision, Previous: blueprint, Owners: []Owner{owner}, Now: now})
 	switch got := &plan.Owners[0]; {
 	case got.State != v1alpha1.RolloutToApply && SelfAdmitting(strategy):

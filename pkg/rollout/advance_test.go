@@ -106,3 +106,17 @@ func TestAdmit(t *testing.T) {
 		})
 	}
 }
+
+// TestAdmitStale: under type All a new owner whose first status was written before its blueprint
+// was reconciled (Ready Unknown, SupplyChainNotReconciled) admits itself all the same: nothing
+// else would admit it.
+func TestAdmitStale(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	bp := &v1alpha1.BlueprintRolloutStatus{StableRevision: "r1", TargetRevision: "r1", Complete: true}
+	owner := rollout.Owner{Key: "ns/a", Generation: 1, Stale: true,
+		Ready: &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, ObservedGeneration: 1}}
+	got := rollout.Admit(v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll}, bp, owner, now)
+	if got == nil || got.Revision != "r1" || got.State != v1alpha1.RolloutSkip {
+		t.Errorf("Admit = %+v, want Skip at r1", got)
+	}
+}
