@@ -26,6 +26,9 @@
 //     failures stop the rollout, it stays where it stopped.
 //   - A blueprint without status whose owners have records resumes: its stable revision is the
 //     one most owners not admitted to the target run.
+//   - Under a self-admitting strategy (Admit), an owner admits itself even when its status was
+//     written before its blueprint was reconciled: nothing gates the admission and nothing else
+//     would make it.
 //   - An owner that already runs the target (a revert to a revision it never left) is admitted at
 //     once rather than at its turn: admitting it changes nothing it runs. Pause still holds it.
 //   - A rollout held by failures is not complete even when every owner is final: it has not
