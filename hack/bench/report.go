@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -48,7 +49,7 @@ type figureDef struct {
 	atN int
 }
 
-var figureDefs = []figureDef{
+var figureDefs = slices.Concat([]figureDef{
 	{key: "convergence", label: "Convergence: first create → all Ready", unit: "s",
 		value: func(r *runResult) (float64, bool) { return r.Convergence.Seconds, true }},
 	{key: "floor", label: "Floor: plain client, same writes and workers, no client-side limit", unit: "s",
@@ -174,54 +175,47 @@ var figureDefs = []figureDef{
 			return r.Propagation.P99Ms, true
 		},
 		met: func(v float64) bool { return v < 100 }},
-	{key: "rolloutGroupSeconds", label: "Rollout (ProgressivePerGroup, minSuccessTime 0s): template change → complete", unit: "s",
-		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return c.Seconds })},
-	{key: "rolloutGroupApplies", label: "  applies per changed stamped object", unit: "", target: "≤ 1",
-		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return c.AppliesPerChangedObject }),
-		met:   func(v float64) bool { return v <= 1 }},
-	{key: "rolloutGroupStatusWrites", label: "  status writes per Workload (admission, restamp)", unit: "", target: "≤ 2",
-		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return c.StatusWritesPerWorkload }),
-		met:   func(v float64) bool { return v <= 2 }},
-	{key: "rolloutGroupEarlyWrites", label: "  status writes to Workloads not yet admitted (watched)", unit: "", target: "0",
-		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return float64(c.EarlyWrites) }),
-		met:   func(v float64) bool { return v == 0 }},
-	{key: "rolloutGroupRequests", label: "  API requests per Workload (controller and stamper, leader election aside)", unit: "",
-		value: rolloutValue(perGroup, func(c *rolloutChange) float64 { return c.RequestsPerWorkload })},
-	{key: "rolloutSeconds", label: "Rollout (type All): template change → complete", unit: "s",
-		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return c.Seconds })},
-	{key: "rolloutApplies", label: "  applies per changed stamped object", unit: "", target: "≤ 1",
-		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return c.AppliesPerChangedObject }),
-		met:   func(v float64) bool { return v <= 1 }},
-	{key: "rolloutStatusWrites", label: "  status writes per Workload", unit: "", target: "≤ 1",
-		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return c.StatusWritesPerWorkload }),
-		met:   func(v float64) bool { return v <= 1 }},
-	{key: "rolloutEarlyWrites", label: "  status writes to Workloads not yet admitted (watched)", unit: "", target: "0",
-		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return float64(c.EarlyWrites) }),
-		met:   func(v float64) bool { return v == 0 }},
-	{key: "rolloutRequests", label: "  API requests per Workload (controller and stamper, leader election aside)", unit: "",
-		value: rolloutValue(allAtOnce, func(c *rolloutChange) float64 { return c.RequestsPerWorkload })},
-	{key: "isolationRSS", label: "RSS change with unrelated ConfigMaps", unit: "MiB", target: "< 10 MiB",
-		value: func(r *runResult) (float64, bool) {
-			if r.Isolation == nil {
-				return 0, false
-			}
-			return r.Isolation.RSSDeltaMiB, true
-		},
-		met: func(v float64) bool { return v < 10 }},
-	{key: "isolationHeap", label: "  heap in use, change", unit: "MiB",
-		value: func(r *runResult) (float64, bool) {
-			if r.Isolation == nil {
-				return 0, false
-			}
-			return r.Isolation.HeapAfterMiB - r.Isolation.HeapBeforeMiB, true
-		}},
+}, rolloutFigures("rolloutGroup", "Rollout (ProgressivePerGroup, minSuccessTime 0s)", "(admission, restamp)", 2,
+	func(r *rolloutResult) *rolloutChange { return r.PerGroup }),
+	rolloutFigures("rollout", "Rollout (type All)", "", 1, func(r *rolloutResult) *rolloutChange { return r.All }),
+	[]figureDef{
+		{key: "isolationRSS", label: "RSS change with unrelated ConfigMaps", unit: "MiB", target: "< 10 MiB",
+			value: func(r *runResult) (float64, bool) {
+				if r.Isolation == nil {
+					return 0, false
+				}
+				return r.Isolation.RSSDeltaMiB, true
+			},
+			met: func(v float64) bool { return v < 10 }},
+		{key: "isolationHeap", label: "  heap in use, change", unit: "MiB",
+			value: func(r *runResult) (float64, bool) {
+				if r.Isolation == nil {
+					return 0, false
+				}
+				return r.Isolation.HeapAfterMiB - r.Isolation.HeapBeforeMiB, true
+			}},
+	})
+
+// rolloutFigures are the figures of the rollout phase's change that pick chooses (nil when
+// skipped), under keys that start with prefix, with a target of writes status writes per
+// Workload.
+func rolloutFigures(prefix, title, writesWhy string, writes float64, pick func(*rolloutResult) *rolloutChange) []figureDef {
+	return []figureDef{
+		{key: prefix + "Seconds", label: title + ": template change → complete", unit: "s",
+			value: rolloutValue(pick, func(c *rolloutChange) float64 { return c.Seconds })},
+		{key: prefix + "Applies", label: "  applies per changed stamped object", target: "≤ 1",
+			value: rolloutValue(pick, func(c *rolloutChange) float64 { return c.AppliesPerChangedObject }),
+			met:   func(v float64) bool { return v <= 1 }},
+		{key: prefix + "StatusWrites", label: strings.TrimRight("  status writes per Workload "+writesWhy, " "), target: fmt.Sprintf("≤ %g", writes),
+			value: rolloutValue(pick, func(c *rolloutChange) float64 { return c.StatusWritesPerWorkload }),
+			met:   func(v float64) bool { return v <= writes }},
+		{key: prefix + "EarlyWrites", label: "  status writes to Workloads not yet admitted (watched)", target: "0",
+			value: rolloutValue(pick, func(c *rolloutChange) float64 { return float64(c.EarlyWrites) }),
+			met:   func(v float64) bool { return v == 0 }},
+		{key: prefix + "Requests", label: "  API requests per Workload (controller and stamper, leader election aside)",
+			value: rolloutValue(pick, func(c *rolloutChange) float64 { return c.RequestsPerWorkload })},
+	}
 }
-
-// perGroup picks the rollout phase's change under ProgressivePerGroup; nil when skipped.
-func perGroup(r *rolloutResult) *rolloutChange { return r.PerGroup }
-
-// allAtOnce picks the rollout phase's change under type All.
-func allAtOnce(r *rolloutResult) *rolloutChange { return r.All }
 
 // rolloutValue reads a figure of the rollout phase's change that pick chooses.
 func rolloutValue(pick func(*rolloutResult) *rolloutChange, v func(*rolloutChange) float64) func(*runResult) (float64, bool) {
