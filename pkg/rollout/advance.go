@@ -43,7 +43,8 @@ func Admit(strategy v1alpha1.RolloutStrategy, blueprint *v1alpha1.BlueprintRollo
 		rec != nil && rec.Revision == blueprint.TargetRevision && rec.State != v1alpha1.RolloutToApply {
 		return rec
 	}
-	if SelfAdmitting(strategy) {
+	self := SelfAdmitting(strategy)
+	if self {
 		// Nothing gates the admission, and nothing but the owner's own reconcile would make it:
 		// a status written before the blueprint was reconciled (Stale) must not leave the owner
 		// waiting. At worst it is Skip, which neither blocks nor counts.
@@ -51,7 +52,7 @@ func Admit(strategy v1alpha1.RolloutStrategy, blueprint *v1alpha1.BlueprintRollo
 	}
 	plan := Decide(Input{Strategy: strategy, Target: blueprint.TargetRevision, Previous: blueprint, Owners: []Owner{owner}, Now: now})
 	switch got := &plan.Owners[0]; {
-	case got.State != v1alpha1.RolloutToApply && SelfAdmitting(strategy):
+	case got.State != v1alpha1.RolloutToApply && self:
 		return got
 	case rec == nil:
 		return &v1alpha1.OwnerRolloutStatus{Revision: got.Revision, State: v1alpha1.RolloutToApply, Group: got.Group, LastTransitionTime: got.LastTransitionTime}

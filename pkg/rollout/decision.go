@@ -219,7 +219,7 @@ func (d *decision) admit() bool {
 // ownersPerGroup owners not yet admitted, in Key order. It reports whether it admitted any.
 func (d *decision) admitChunk(s *stage) bool {
 	for _, m := range s.members {
-		if m.rec.State != v1alpha1.RolloutToApply && !isFinal(m) {
+		if admitted(m) && !isFinal(m) {
 			return false
 		}
 	}
@@ -242,7 +242,7 @@ func (d *decision) admitInFlight(members []*member) bool {
 	inFlight := count(d.members, isState(v1alpha1.RolloutProgressing))
 	changed := false
 	for _, m := range members {
-		if m.rec.State != v1alpha1.RolloutToApply {
+		if admitted(m) {
 			continue
 		}
 		// A stale owner holds the line: admitting past it would break Key order and, from a
@@ -264,14 +264,13 @@ func (d *decision) admitInFlight(members []*member) bool {
 // generation, is never Skip. A stale owner waits, still ToApply, until its status says how it
 // is.
 func (d *decision) enter(m *member, byTurn bool) bool {
-	if m.rec.State != v1alpha1.RolloutToApply || m.owner.Stale {
+	if admitted(m) || m.owner.Stale {
 		return false
 	}
 	state := v1alpha1.RolloutProgressing
-	if runs := m.runs(); (runs == "" || runs == d.stable) && !m.owner.readyIs(metav1.ConditionTrue) {
-		if _, seen := m.owner.observed(); seen || m.owner.Ready == nil {
-			state = v1alpha1.RolloutSkip
-		}
+	status, seen := m.owner.observed()
+	if runs := m.runs(); (runs == "" || runs == d.stable) && (seen && status != metav1.ConditionTrue || m.owner.Ready == nil) {
+		state = v1alpha1.RolloutSkip
 	}
 	m.rec = v1alpha1.OwnerRolloutStatus{
 		Revision: d.target, State: state, Group: m.group,
@@ -310,6 +309,8 @@ func count(members []*member, pred func(*member) bool) int {
 func isState(s v1alpha1.RolloutState) func(*member) bool {
 	return func(m *member) bool { return m.rec.State == s }
 }
+
+func admitted(m *member) bool { return m.rec.State != v1alpha1.RolloutToApply }
 
 func isFinal(m *member) bool {
 	switch m.rec.State {

@@ -139,8 +139,6 @@ func phaseOf(target string, prev *v1alpha1.BlueprintRolloutStatus, members []*me
 	return p
 }
 
-func admitted(m *member) bool { return m.rec.State != v1alpha1.RolloutToApply }
-
 // Decide plans one step of a blueprint's rollout. See the package documentation.
 func Decide(in Input) Plan {
 	d := newDecision(in)

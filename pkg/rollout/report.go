@@ -138,8 +138,8 @@ func (d *decision) where() string {
 	}
 	size := d.chunkSize(s)
 	chunks := max((len(s.members)+size-1)/size, 1)
-	admitted := len(s.members) - count(s.members, isState(v1alpha1.RolloutToApply))
-	chunk := min(max((admitted+size-1)/size, 1), chunks)
+	n := count(s.members, admitted)
+	chunk := min(max((n+size-1)/size, 1), chunks)
 	return fmt.Sprintf("%s, chunk %d of %d", groupLabel(s.group), chunk, chunks)
 }
 
@@ -171,7 +171,7 @@ func (d *decision) events(complete bool, stopped verdict) []Event {
 	for _, name := range d.startedGroups() {
 		ms := d.groups[name]
 		add(false, v1alpha1.EventGroupStarted, "%s started: %d of %d owners admitted", groupLabel(name),
-			len(ms)-count(ms, isState(v1alpha1.RolloutToApply)), len(ms))
+			count(ms, admitted), len(ms))
 	}
 	if stopped.reason == v1alpha1.ReasonMaxFailuresBreached && !d.breached {
 		add(true, v1alpha1.EventMaxFailuresBreached, "admission stopped: %s", stopped.message)
