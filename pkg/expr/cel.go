@@ -166,8 +166,18 @@ func CompileCEL(expression string, want ResultType) (*Program, error) {
 	return cc.program, nil
 }
 
-func compileCEL(expression string) (*Program, error) {
+// compileCEL compiles expression. cel-go's parser, checker and planner run user text, and the
+// planner evaluates constant conversions and list literals while it plans; a panic in any of them
+// (a bug of cel-go or of a library, found by FuzzCELEval) is this expression's error, not the
+// controller's crash, and is cached like any other so the expression is not compiled again.
+func compileCEL(expression string) (program *Program, err error) {
 	celCompiles.Add(1)
+	defer func() {
+		if r := recover(); r != nil {
+			program, err = nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression,
+				Detail: fmt.Sprintf("the CEL compiler failed: %v", r)}
+		}
+	}()
 	env, err := celEnv()
 	if err != nil {
 		// The environment is fixed at build time; this is a bug, not bad input.
@@ -177,7 +187,7 @@ func compileCEL(expression string) (*Program, error) {
 	if iss != nil && iss.Err() != nil {
 		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: iss.Err().Error()}
 	}
-	program, err := env.Program(ast,
+	prg, err := env.Program(ast,
 		cel.EvalOptions(cel.OptOptimize),
 		cel.CostTracking(costEstimator{}),
 		cel.CostLimit(CELCallCostLimit),
@@ -186,7 +196,7 @@ func compileCEL(expression string) (*Program, error) {
 	if err != nil {
 		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: err.Error()}
 	}
-	return &Program{expression: expression, output: ast.OutputType(), program: program}, nil
+	return &Program{expression: expression, output: ast.OutputType(), program: prg}, nil
 }
 
 func (p *Program) checkOutput(want ResultType) error {
