@@ -117,7 +117,7 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 		}
 		return nil, &c, nil
 	}
-	if _, err := rz.r.watch.ensure(rz.ctx, gvk, ownerRequest(rz.owner)); err != nil {
+	if err := rz.ensure(gvk); err != nil {
 		return rejected(err)
 	}
 	if tpl.spec.IsImmutable() {
@@ -186,10 +186,20 @@ func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.Stam
 	return ref
 }
 
+// ensure is the watcher's ensure for this owner; a kind still syncing marks the whole
+// realization as one to drop (see errKindSyncing).
+func (rz *realization) ensure(gvk schema.GroupVersionKind) error {
+	err := rz.r.watch.ensure(gvk, ownerRequest(rz.owner))
+	if errors.Is(err, errKindSyncing) {
+		rz.syncing = true
+	}
+	return err
+}
+
 // live reads a stamped object from the cache, or returns nil when it is not there.
 func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured {
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
-	if _, err := rz.r.watch.ensure(rz.ctx, gvk, ownerRequest(rz.owner)); err != nil {
+	if err := rz.ensure(gvk); err != nil {
 		return nil
 	}
 	obj, err := rz.r.stamped.get(rz.ctx, gvk, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name})

@@ -24,6 +24,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/rollout"
@@ -33,7 +34,7 @@ import (
 const FieldManager = "surveyor"
 
 // reconcileTimeout bounds one owner's reconcile. A healthy one takes milliseconds to
-// seconds (a few requests per resource); waits on a kind are bounded by syncTimeout.
+// seconds (a few requests per resource); no reconcile waits for a kind (see watcher).
 const reconcileTimeout = time.Minute
 
 // conflictRetry is when an owner whose status write lost to a newer copy looks again:
@@ -112,7 +113,8 @@ func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return ownersForTemplate(ctx, r.client, k, kind, o.GetName())
 		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
-	b = b.WatchesMetadata(crdObject(), r.watch.crdHandler())
+	b = b.WatchesMetadata(crdObject(), r.watch.crdHandler()).
+		WatchesRawSource(source.Func(r.watch.start))
 	// Backoff for failed reconciles tops out at a minute. No reconcile outlives
 	// reconcileTimeout: a request the API server never answers ends, and the owner is
 	// retried, instead of holding a worker forever.
@@ -153,6 +155,10 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	orig := owner.DeepCopyObject().(v1alpha1.Owner)
 	st := owner.GetOwnerStatus()
 	obs, realizeErr := r.observe(ctx, owner, meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionComplete))
+	if errors.Is(realizeErr, errKindSyncing) {
+		// The watcher re-queues the owner when the kind syncs; syncWait is a fallback.
+		return ctrl.Result{RequeueAfter: syncWait}, nil
+	}
 	if obs == nil {
 		return ctrl.Result{}, realizeErr
 	}
@@ -283,6 +289,9 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 	var transient error
 	for i := range bp.resources {
 		res, err := rz.realize(&bp.resources[i])
+		if rz.syncing {
+			return nil, errKindSyncing
+		}
 		if err != nil && transient == nil {
 			transient = err
 		}

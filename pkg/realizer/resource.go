@@ -30,6 +30,8 @@ type realization struct {
 	byName map[string]*resourceResult
 	// finished is set once the owner is Complete: nothing is applied any more.
 	finished bool
+	// syncing is set when a kind the owner needs has not synced yet: the pass is dropped.
+	syncing bool
 	// events are what this reconcile changed, recorded once it is done.
 	events eventLog
 }

@@ -31,11 +31,29 @@ import (
 // template can fix that, so it is not retried.
 var errNotStampable = errors.New("not stampable")
 
-// syncTimeout bounds how long one reconcile waits for a new informer's first list. A
-// kind that is served lists in milliseconds; one that is not (its APIService or
-// conversion webhook is down, its CRD is gone) would block forever, so the owner is
-// told and retried instead.
-const syncTimeout = 3 * time.Second
+// probeAfter is how long a new informer may list before the API server is asked whether
+// the kind lists at all. A kind that is served lists in milliseconds; one whose conversion
+// webhook or APIService hangs never does. No reconcile waits for either: the owners that
+// need the kind are re-queued when its informer syncs, or when the probe finds it not
+// served. The probe, one request of one object, is bounded by the same delay.
+const probeAfter = 3 * time.Second
+
+// readTimeout bounds a read of the cache, which waits for a kind's sync: ensure has seen
+// it synced, unless the kind's CRD went away in between.
+const readTimeout = 3 * time.Second
+
+// maxProbeInterval is the longest wait between two probes of a kind that still does not
+// sync: probes of a kind that stays down back off to it.
+const maxProbeInterval = time.Minute
+
+// syncWait is the longest an owner that waits for a kind's first sync waits without being
+// re-queued: a fallback, since the sync or the probe re-queues it first.
+const syncWait = 30 * time.Second
+
+// errKindSyncing is why an owner is not realized now: a kind it stamps is listing for the
+// first time (e.g. after a restart). Nothing is written meanwhile, neither objects nor
+// status: an owner's status says what the cache saw, and a half-filled cache saw nothing.
+var errKindSyncing = errors.New("a stamped kind's informer has not synced yet")
 
 // crdGVK is the kind whose deletion removes the informers of the kinds it defined.
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
@@ -59,10 +77,12 @@ func (e *notServedError) Unwrap() error { return e.err }
 // selector), so objects Surveyor did not stamp never enter memory. Events go to the
 // object's controller owner.
 //
-// No lock is held while an informer syncs, and no reconcile waits longer than
-// syncTimeout for it, so one kind that is not served delays only the owners that stamp
-// it; they report it and are retried. An informer that cannot list is removed, and so
-// are the informers of a CRD being deleted (see crdChanged).
+// No reconcile waits for an informer's first list, and no lock is held while one runs:
+// an owner that needs a kind still listing gives errKindSyncing and writes nothing, and
+// awaitSync re-queues it when the informer syncs, or when the API server says the kind
+// is not served, which the owner then reports. So a kind that is slow or not served
+// costs only its own owners a retry, never a worker. The informers of a CRD being
+// deleted are removed (see crdChanged).
 type watcher struct {
 	cache   cache.Cache
 	read    stampedReader // the same cache, as stamped objects are read
@@ -72,6 +92,10 @@ type watcher struct {
 	echoes *echoes
 	// probe reads the API server directly, to say why a kind does not list.
 	probe client.Reader
+
+	// queue and life are the controller's queue and lifetime, known once it starts.
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+	life  context.Context
 
 	mu         sync.Mutex
 	controller controller.Controller
@@ -87,6 +111,23 @@ type kindWatch struct {
 	informer cache.Informer
 	mapping  *meta.RESTMapping
 	resource schema.GroupResource // e.g. widgets.example.com, the name of its CRD
+	// removed is closed when the informer is removed; it ends awaitSync.
+	removed chan struct{}
+
+	// Guarded by watcher.mu:
+	// waiters are the owners waiting for the first sync.
+	waiters map[reconcile.Request]bool
+	// notServed is the API server's answer to the last probe, while it failed.
+	notServed error
+}
+
+// start records the controller's queue and lifetime. It is a source of the controller
+// (source.Func), so it runs when the controller starts, before any reconcile.
+func (w *watcher) start(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queue, w.life = q, ctx
+	return nil
 }
 
 // synced is gvk's informer once it has synced, nil before: the mapping it was started
@@ -103,54 +144,97 @@ func (w *watcher) synced(gvk schema.GroupVersionKind) *kindWatch {
 	return kw
 }
 
-// ensure makes sure gvk is served and its informer has synced, and returns its REST
-// mapping. A kind that is not served gives a *notServedError and remembers owner, which
-// is re-queued when a CRD of the kind's group changes.
-func (w *watcher) ensure(ctx context.Context, gvk schema.GroupVersionKind, owner reconcile.Request) (*meta.RESTMapping, error) {
+// ensure makes sure gvk is served and its informer has synced, without waiting. A kind whose informer is still listing gives errKindSyncing,
+// and owner is re-queued when it syncs or is found not served. A kind that is not served
+// gives a *notServedError, and owner is re-queued when it syncs or when a CRD of the
+// kind's group changes.
+func (w *watcher) ensure(gvk schema.GroupVersionKind, owner reconcile.Request) error {
 	if kw := w.synced(gvk); kw != nil {
-		return kw.mapping, nil
+		return nil
 	}
 	mapping, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		w.wait(gvk.Group, owner)
 		if errors.As(err, new(*apiutil.ErrResourceDiscoveryFailed)) { // e.g. its APIService is down
-			return nil, &notServedError{gvk: gvk, err: err}
+			return &notServedError{gvk: gvk, err: err}
 		}
-		return nil, err
+		return err
 	}
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
-		return nil, fmt.Errorf("%w: %s is cluster-scoped: a template must stamp a namespaced kind", errNotStampable, gvk.Kind)
+		return fmt.Errorf("%w: %s is cluster-scoped: a template must stamp a namespaced kind", errNotStampable, gvk.Kind)
 	}
-	kw, err := w.informer(ctx, gvk, mapping)
+	kw, err := w.informer(gvk, mapping)
 	if errors.Is(err, errCRDDeleting) {
 		w.wait(gvk.Group, owner)
-		return nil, &notServedError{gvk: gvk, err: err}
+		return &notServedError{gvk: gvk, err: err}
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if !kw.informer.HasSynced() {
-		syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)
-		defer cancel()
-		if !toolscache.WaitForCacheSync(syncCtx.Done(), kw.informer.HasSynced) {
-			w.wait(gvk.Group, owner)
-			err := w.listError(ctx, gvk, owner.Namespace)
-			if err != nil {
-				// Removed rather than left to retry its list in the background: the
-				// owner's own retry starts a fresh one.
-				w.forget(ctx, gvk, kw)
-			} else {
-				err = errStillListing // a kind with very many objects: the informer is kept
-			}
-			return nil, &notServedError{gvk: gvk, err: err}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// Checked with w.mu held: awaitSync re-queues, with w.mu held, every waiter added
+	// before it saw the sync.
+	if kw.informer.HasSynced() {
+		return nil
+	}
+	if kw.waiters == nil {
+		kw.waiters = map[reconcile.Request]bool{}
+	}
+	kw.waiters[owner] = true
+	if kw.notServed != nil {
+		return &notServedError{gvk: gvk, err: kw.notServed}
+	}
+	return errKindSyncing
+}
+
+// awaitSync waits for kw's first sync, re-queues the owners waiting for it, and returns.
+// While the kind does not sync, the API server is asked why every probeAfter, backing off
+// to maxProbeInterval: when a probe fails the kind is not served, and its waiting owners
+// are re-queued to report it (a later reconcile reads kw.notServed without waiting); when
+// it succeeds the kind has many objects and is still listing, and its owners wait.
+func (w *watcher) awaitSync(gvk schema.GroupVersionKind, kw *kindWatch) {
+	ctx, cancel := context.WithCancel(w.life)
+	defer cancel()
+	go func() {
+		select {
+		case <-kw.removed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for interval := probeAfter; ; interval = min(2*interval, maxProbeInterval) {
+		waitCtx, done := context.WithTimeout(ctx, interval)
+		synced := toolscache.WaitForCacheSync(waitCtx.Done(), kw.informer.HasSynced)
+		done()
+		if ctx.Err() != nil {
+			return // removed, or the controller stopped
+		}
+		var notServed error
+		if !synced {
+			notServed = w.listError(ctx, gvk)
+		}
+		w.mu.Lock()
+		// Re-queued: every owner once the kind syncs, and once when it is found not served.
+		requeue := synced || (notServed != nil && kw.notServed == nil)
+		kw.notServed = notServed
+		var waiters map[reconcile.Request]bool
+		if requeue {
+			waiters, kw.waiters = kw.waiters, nil
+		}
+		w.mu.Unlock()
+		for owner := range waiters {
+			w.queue.Add(owner)
+		}
+		if synced {
+			return
 		}
 	}
-	return mapping, nil
 }
 
 // informer returns gvk's informer, starting it (without waiting for it to sync) and
 // routing its events to the controller on first use.
-func (w *watcher) informer(ctx context.Context, gvk schema.GroupVersionKind, mapping *meta.RESTMapping) (*kindWatch, error) {
+func (w *watcher) informer(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) (*kindWatch, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.deleting[mapping.Resource.GroupResource()] {
@@ -159,7 +243,7 @@ func (w *watcher) informer(ctx context.Context, gvk schema.GroupVersionKind, map
 	if kw, ok := w.kinds[gvk]; ok {
 		return kw, nil
 	}
-	informer, err := w.cache.GetInformer(ctx, w.read.object(gvk), cache.BlockUntilSynced(false))
+	informer, err := w.cache.GetInformer(w.life, w.read.object(gvk), cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, fmt.Errorf("starting an informer for %s: %w", gvk, err)
 	}
@@ -168,16 +252,10 @@ func (w *watcher) informer(ctx context.Context, gvk schema.GroupVersionKind, map
 	if err := w.controller.Watch(&source.Informer{Informer: informer, Handler: w.echoes.handler(keyOf, w.handler)}); err != nil {
 		return nil, fmt.Errorf("watching %s: %w", gvk, err)
 	}
-	kw := &kindWatch{informer: informer, mapping: mapping, resource: mapping.Resource.GroupResource()}
+	kw := &kindWatch{informer: informer, mapping: mapping, resource: mapping.Resource.GroupResource(), removed: make(chan struct{})}
 	w.kinds[gvk] = kw
+	go w.awaitSync(gvk, kw)
 	return kw, nil
-}
-
-// forget stops gvk's informer kw, unless another one has replaced it meanwhile.
-func (w *watcher) forget(ctx context.Context, gvk schema.GroupVersionKind, kw *kindWatch) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.remove(ctx, gvk, kw)
 }
 
 // remove stops gvk's informer kw if it is still the current one; w.mu is held.
@@ -187,20 +265,22 @@ func (w *watcher) remove(ctx context.Context, gvk schema.GroupVersionKind, kw *k
 	}
 	if err := w.cache.RemoveInformer(ctx, w.read.object(gvk)); err == nil {
 		delete(w.kinds, gvk)
+		close(kw.removed)
+		// Its waiting owners are re-queued: the kind is gone, which they now report.
+		for owner := range kw.waiters {
+			w.queue.Add(owner)
+		}
 	}
 }
 
-// errStillListing is why a kind that lists, but not within syncTimeout, is not served yet.
-var errStillListing = errors.New("its objects are still being listed")
-
-// listError is the API server's answer to a list of gvk, nil if it lists: an informer
-// retries its list in the background and keeps the error to itself.
-func (w *watcher) listError(ctx context.Context, gvk schema.GroupVersionKind, namespace string) error {
+// listError is the API server's answer to a list of one gvk object, nil if it lists: an
+// informer retries its list in the background and keeps the error to itself.
+func (w *watcher) listError(ctx context.Context, gvk schema.GroupVersionKind) error {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	probeCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+	probeCtx, cancel := context.WithTimeout(ctx, probeAfter)
 	defer cancel()
-	return w.probe.List(probeCtx, list, client.InNamespace(namespace), client.Limit(1))
+	return w.probe.List(probeCtx, list, client.Limit(1))
 }
 
 // wait remembers that owner waits for a kind of group to be served.
@@ -238,9 +318,13 @@ func (w *watcher) crdChanged(ctx context.Context, crd client.Object, gone bool, 
 		if kw.resource != gr || !(deleting || gone) {
 			continue
 		}
-		if objects, err := w.read.list(ctx, gvk); err == nil {
-			for _, obj := range objects {
-				w.handler.Delete(ctx, event.DeleteEvent{Object: obj}, q)
+		// An informer that has not synced realized nothing, and reading it would wait
+		// for its sync with w.mu held.
+		if kw.informer.HasSynced() {
+			if objects, err := w.read.list(ctx, gvk); err == nil {
+				for _, obj := range objects {
+					w.handler.Delete(ctx, event.DeleteEvent{Object: obj}, q)
+				}
 			}
 		}
 		w.remove(ctx, gvk, kw)
@@ -279,7 +363,7 @@ func ownerRequest(owner client.Object) reconcile.Request {
 }
 
 // stampedReader reads stamped objects from the label-filtered informer cache, as
-// unstructured objects, waiting at most syncTimeout: the cache blocks a read of a kind
+// unstructured objects, waiting at most readTimeout: the cache blocks a read of a kind
 // whose informer has not synced, which ensure rules out unless the kind's CRD went away
 // in between.
 //
@@ -313,7 +397,7 @@ func (r stampedReader) object(gvk schema.GroupVersionKind) client.Object {
 
 // get reads the gvk object at key.
 func (r stampedReader) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
-	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	obj := r.object(gvk)
 	if err := r.cache.Get(ctx, key, obj); err != nil {
@@ -324,7 +408,7 @@ func (r stampedReader) get(ctx context.Context, gvk schema.GroupVersionKind, key
 
 // list reads the gvk objects that match opts.
 func (r stampedReader) list(ctx context.Context, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]*unstructured.Unstructured, error) {
-	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
 	var list client.ObjectList
