@@ -1,6 +1,7 @@
 package realizer
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -166,7 +167,9 @@ func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstruc
 		answer.SetName(obj.GetName())
 	}
 	err := rz.r.echoes.write(objectKey(obj), answer, func() error {
-		return rz.client.Patch(rz.ctx, answer, patch, client.FieldOwner(FieldManager), client.ForceOwnership)
+		return rz.write(gvk, func(ctx context.Context) error {
+			return rz.client.Patch(ctx, answer, patch, client.FieldOwner(FieldManager), client.ForceOwnership)
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -184,6 +187,24 @@ func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.Stam
 		ref.Resource = mapping.Resource.GroupResource().String()
 	}
 	return ref
+}
+
+// write runs one write of a gvk object within writeTimeout, as the watcher lets it (see
+// watcher.beginWrite and watcher.written). A write that timed out is reported as the kind
+// not served.
+func (rz *realization) write(gvk schema.GroupVersionKind, do func(context.Context) error) error {
+	if err := rz.r.watch.beginWrite(gvk, ownerRequest(rz.owner)); err != nil {
+		rz.syncing = true
+		return err
+	}
+	ctx, cancel := context.WithTimeout(rz.ctx, writeTimeout)
+	defer cancel()
+	err := do(ctx)
+	rz.r.watch.written(gvk, err)
+	if timedOut(err) {
+		return &notServedError{gvk: gvk, err: fmt.Errorf("a write timed out: %w", err)}
+	}
+	return err
 }
 
 // ensure is the watcher's ensure for this owner; a kind still syncing marks the whole

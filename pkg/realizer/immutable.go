@@ -2,6 +2,7 @@ package realizer
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -39,7 +40,10 @@ func (rz *realization) createImmutable(res *resourceSpec, tpl template, obj *uns
 		annotations := created.GetAnnotations()
 		annotations[annotationStampedAt] = rz.r.now().UTC().Format(time.RFC3339Nano)
 		created.SetAnnotations(annotations)
-		if err := rz.client.Create(rz.ctx, created, client.FieldOwner(FieldManager)); err != nil {
+		err := rz.write(created.GroupVersionKind(), func(ctx context.Context) error {
+			return rz.client.Create(ctx, created, client.FieldOwner(FieldManager))
+		})
+		if err != nil {
 			return nil, err
 		}
 		rz.r.created.remember(rz.owner.GetUID(), res.name, created)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,6 +39,18 @@ var errNotStampable = errors.New("not stampable")
 // served. The probe, one request of one object, is bounded by the same delay.
 const probeAfter = 3 * time.Second
 
+// writeTimeout bounds one write of a stamped object. The API server answers a write in
+// milliseconds unless a webhook of the kind (conversion or admission) hangs, which can
+// take it 30 s and more; the kind is then stalled (see stalledWrite).
+const writeTimeout = 5 * time.Second
+
+// Backoff of a kind whose writes time out: the first write after minStallBackoff tries
+// again, and each failure doubles the wait, up to maxStallBackoff.
+const (
+	minStallBackoff = 10 * time.Second
+	maxStallBackoff = 5 * time.Minute
+)
+
 // readTimeout bounds a read of the cache, which waits for a kind's sync: ensure has seen
 // it synced, unless the kind's CRD went away in between.
 const readTimeout = 3 * time.Second
@@ -51,8 +64,10 @@ const maxProbeInterval = time.Minute
 const syncWait = 30 * time.Second
 
 // errKindSyncing is why an owner is not realized now: a kind it stamps is listing for the
-// first time (e.g. after a restart). Nothing is written meanwhile, neither objects nor
-// status: an owner's status says what the cache saw, and a half-filled cache saw nothing.
+// first time (e.g. after a restart), or has yet to answer a write in time while another
+// write to it is in flight. Nothing is written meanwhile, neither objects nor status: an
+// owner's status says what the cache saw, and a half-filled cache saw nothing. The owner
+// is re-queued when the kind syncs, or when the write in flight ends.
 var errKindSyncing = errors.New("a stamped kind's informer has not synced yet")
 
 // crdGVK is the kind whose deletion removes the informers of the kinds it defined.
@@ -119,6 +134,15 @@ type kindWatch struct {
 	waiters map[reconcile.Request]bool
 	// notServed is the API server's answer to the last probe, while it failed.
 	notServed error
+	// stalled is a write to the kind that timed out, until one succeeds; retryAt is when
+	// the next write may try (see stalledWrite).
+	stalled error
+	retryAt time.Time
+	backoff time.Duration
+	// proven says a write to the kind was answered in time since the informer started or
+	// the last stall; until then one write at a time is let through (see beginWrite).
+	proven   bool
+	inflight int
 }
 
 // start records the controller's queue and lifetime. It is a source of the controller
@@ -150,7 +174,7 @@ func (w *watcher) synced(gvk schema.GroupVersionKind) *kindWatch {
 // kind's group changes.
 func (w *watcher) ensure(gvk schema.GroupVersionKind, owner reconcile.Request) error {
 	if kw := w.synced(gvk); kw != nil {
-		return nil
+		return w.stalledWrite(gvk, kw)
 	}
 	mapping, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
@@ -186,6 +210,77 @@ func (w *watcher) ensure(gvk schema.GroupVersionKind, owner reconcile.Request) e
 		return &notServedError{gvk: gvk, err: kw.notServed}
 	}
 	return errKindSyncing
+}
+
+// stalledWrite is a *notServedError while writes to gvk time out and the next try is not
+// due: then an owner of the kind reports it at once instead of holding a worker until its
+// own write times out. When a try is due, one caller is let through, and the others wait
+// for its outcome (see written).
+func (w *watcher) stalledWrite(gvk schema.GroupVersionKind, kw *kindWatch) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if kw.stalled == nil {
+		return nil
+	}
+	if now := time.Now(); now.After(kw.retryAt) {
+		kw.retryAt = now.Add(writeTimeout + kw.backoff) // one try at a time
+		return nil
+	}
+	return &notServedError{gvk: gvk, err: fmt.Errorf("a write timed out: %w", kw.stalled)}
+}
+
+// beginWrite lets a write to gvk for owner go, or gives errKindSyncing while the kind has
+// not answered a write in time yet and another write to it is in flight: so when a kind's
+// webhook hangs, one worker waits for it, not every worker that reaches one of its owners.
+// The owner is re-queued when that write ends. Every write let go ends with written.
+func (w *watcher) beginWrite(gvk schema.GroupVersionKind, owner reconcile.Request) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	kw := w.kinds[gvk]
+	if kw == nil {
+		return nil
+	}
+	if !kw.proven && kw.inflight > 0 {
+		if kw.waiters == nil {
+			kw.waiters = map[reconcile.Request]bool{}
+		}
+		kw.waiters[owner] = true
+		return errKindSyncing
+	}
+	kw.inflight++
+	return nil
+}
+
+// written records the outcome of a write to gvk that beginWrite let go: a timeout stalls
+// the kind, with a backoff that doubles while writes keep timing out; an answer in time
+// proves it, and ends a stall. Either way the owners waiting for the write are re-queued.
+func (w *watcher) written(gvk schema.GroupVersionKind, err error) {
+	var answered apierrors.APIStatus
+	w.mu.Lock()
+	kw := w.kinds[gvk]
+	if kw == nil {
+		w.mu.Unlock()
+		return
+	}
+	kw.inflight--
+	switch {
+	case timedOut(err):
+		kw.backoff = min(max(2*kw.backoff, minStallBackoff), maxStallBackoff)
+		kw.stalled, kw.retryAt, kw.proven = err, time.Now().Add(kw.backoff), false
+	case err == nil || errors.As(err, &answered):
+		kw.stalled, kw.backoff, kw.proven = nil, 0, true
+	}
+	waiters := kw.waiters
+	kw.waiters = nil
+	w.mu.Unlock()
+	for owner := range waiters {
+		w.queue.Add(owner)
+	}
+}
+
+// timedOut says whether a write ran out of time, on either side.
+func timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
 }
 
 // awaitSync waits for kw's first sync, re-queues the owners waiting for it, and returns.
@@ -274,9 +369,11 @@ func (w *watcher) remove(ctx context.Context, gvk schema.GroupVersionKind, kw *k
 }
 
 // listError is the API server's answer to a list of one gvk object, nil if it lists: an
-// informer retries its list in the background and keeps the error to itself.
+// informer retries its list in the background and keeps the error to itself. The object
+// is read whole, as the informer reads it: a kind whose conversion webhook hangs may still
+// answer a list of metadata.
 func (w *watcher) listError(ctx context.Context, gvk schema.GroupVersionKind) error {
-	list := &metav1.PartialObjectMetadataList{}
+	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	probeCtx, cancel := context.WithTimeout(ctx, probeAfter)
 	defer cancel()

@@ -25,7 +25,7 @@ type controller struct {
 // (unless extra turns it off), debug logging and its metrics served on a loopback port.
 // After the test it is terminated, which releases its lease for the next test, and its
 // log tail is printed if the test failed.
-func launchController(t *testing.T, name string, extra ...string) *controller {
+func launchController(t testing.TB, name string, extra ...string) *controller {
 	t.Helper()
 	port, err := cluster.FreePort()
 	if err != nil {
@@ -141,7 +141,7 @@ func lease(t *testing.T) *coordinationv1.Lease {
 }
 
 // waitLeader waits until c holds the lease and its controllers run.
-func (c *controller) waitLeader(t *testing.T, timeout time.Duration) {
+func (c *controller) waitLeader(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	eventually(t, timeout, func() (bool, string) {
 		families, err := c.metrics()

@@ -26,7 +26,7 @@ const stamper = "stamper"
 
 // newNamespace creates a namespace where the stamper ServiceAccount may write ConfigMaps,
 // deleted after the test.
-func newNamespace(t *testing.T, prefix string) string {
+func newNamespace(t testing.TB, prefix string) string {
 	t.Helper()
 	return env.StamperNamespace(ctx, t, k8s, prefix, stamper)
 }
@@ -37,7 +37,7 @@ const stampsPerWorkload = 2
 // configMapChain creates a supply chain named name of two ConfigMap templates: "config"
 // (a ClusterConfigTemplate whose output is the Workload's git URL) and "app" (a
 // ClusterTemplate that consumes it). It selects Workloads labelled caseLabel=name.
-func configMapChain(t *testing.T, name string) {
+func configMapChain(t testing.TB, name string) {
 	t.Helper()
 	env.CreateAll(ctx, t,
 		&v1alpha1.ClusterConfigTemplate{
@@ -86,7 +86,7 @@ func newWorkload(ns, chain string, i int) *v1alpha1.Workload {
 }
 
 // createWorkloads creates Workloads from..to-1 with 16 concurrent writers.
-func createWorkloads(t *testing.T, ns, chain string, from, to int) {
+func createWorkloads(t testing.TB, ns, chain string, from, to int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	var failed atomic.Value

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 }
 
 // eventually polls cond until it holds or timeout passes (see harness.Env.Eventually).
-func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
+func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
 	env.Eventually(ctx, t, timeout, cond)
 }

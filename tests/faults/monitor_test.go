@@ -18,7 +18,8 @@ import (
 // once a Workload is Ready it must stay Ready, at the same or a newer observed
 // generation, with at least as many stamped resources and the same output digests:
 // a restarted controller, a new leader or a returning API server must pick up where
-// the last one left off, not redo or undo it.
+// the last one left off, not redo or undo it: Ready keeps its lastTransitionTime and a
+// rollout record stays as it is.
 type statusMonitor struct {
 	mu         sync.Mutex
 	last       map[string]snapshot
@@ -34,12 +35,20 @@ type snapshot struct {
 	ready              bool
 	stamped            int               // resources with a stampedRef
 	digests            map[string]string // resource/output -> digest
+	readySince         metav1.Time       // Ready's lastTransitionTime
+	rollout            string            // the rollout record, "" without one
 }
 
 func snapshotOf(wl *v1alpha1.Workload) snapshot {
 	s := snapshot{
 		rv: wl.ResourceVersion, generation: wl.Generation, observedGeneration: wl.Status.ObservedGeneration,
 		ready: isReady(wl), digests: map[string]string{},
+	}
+	if c := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+		s.readySince = c.LastTransitionTime
+	}
+	if r := wl.Status.Rollout; r != nil {
+		s.rollout = fmt.Sprintf("%s at %s (admitted %v, ready %v)", r.State, r.Revision, r.AdmittedTime, r.ReadyTime)
 	}
 	for _, r := range wl.Status.Resources {
 		if r.StampedRef != nil {
@@ -89,6 +98,12 @@ func (m *statusMonitor) observe(wl *v1alpha1.Workload) {
 		if !now.ready {
 			c := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionReady)
 			problems = append(problems, fmt.Sprintf("Ready went from True to %s", condString(c)))
+		}
+		if now.ready && !now.readySince.Equal(&prev.readySince) {
+			problems = append(problems, fmt.Sprintf("Ready's lastTransitionTime moved from %s to %s", prev.readySince, now.readySince))
+		}
+		if prev.rollout != "" && now.rollout != prev.rollout {
+			problems = append(problems, fmt.Sprintf("the rollout record moved from %s to %s", prev.rollout, now.rollout))
 		}
 		if now.stamped < prev.stamped {
 			problems = append(problems, fmt.Sprintf("stamped resources went from %d to %d", prev.stamped, now.stamped))

@@ -52,7 +52,7 @@ func TestBrokenAPIServiceStallsNoOtherWorkload(t *testing.T) {
 	createWorkloads(t, healthyNS, "faults-healthy", 0, stallWorkloads)
 	took := waitAllReady(t, healthyNS, stallWorkloads, 2*time.Minute)
 	t.Logf("%d workloads of another kind converged in %s while %s/v1 was not served", stallWorkloads, took.Round(time.Millisecond), group)
-	waitNotServed(t, ns, []string{broken.Name}, "Widget", group, time.Minute)
+	waitNotServed(t, ns, []string{broken.Name}, "Widget", group+"/v1", time.Minute)
 
 	// Staying converged: objects deleted under ten of them are stamped again, and every
 	// one of them stays Ready throughout, while the broken one still says why.
@@ -68,7 +68,7 @@ func TestBrokenAPIServiceStallsNoOtherWorkload(t *testing.T) {
 		if ready, total, err := readiness(healthyNS); err != nil || ready != stallWorkloads {
 			return false, fmt.Sprintf("%d of %d healthy workloads ready (err %v)", ready, total, err)
 		}
-		why := notServed(ns, broken.Name, "Widget", group)
+		why := notServed(ns, broken.Name, "Widget", group+"/v1")
 		return why == "", why
 	})
 	eventually(t, time.Minute, func() (bool, string) {
@@ -113,7 +113,7 @@ func TestCRDDeletedAndRecreated(t *testing.T) {
 	for i := range names {
 		names[i] = workloadName(i)
 	}
-	waitNotServed(t, ns, names, "Widget", group, 2*time.Minute)
+	waitNotServed(t, ns, names, "Widget", group+"/v1", 2*time.Minute)
 
 	installCRD(t, group, "Widget")
 	waitAllReady(t, ns, n, 2*time.Minute)
@@ -135,8 +135,13 @@ func TestCRDDeletedAndRecreated(t *testing.T) {
 // waits until it is served, and deletes it after the test.
 func installCRD(t *testing.T, group, kind string) *unstructured.Unstructured {
 	t.Helper()
+	return createCRD(t, newCRD(group, kind))
+}
+
+// newCRD is the CRD installCRD installs.
+func newCRD(group, kind string) *unstructured.Unstructured {
 	plural := strings.ToLower(kind) + "s"
-	crd := &unstructured.Unstructured{Object: map[string]any{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
 		"metadata":   map[string]any{"name": plural + "." + group},
@@ -150,6 +155,11 @@ func installCRD(t *testing.T, group, kind string) *unstructured.Unstructured {
 			}},
 		},
 	}}
+}
+
+// createCRD creates crd, waits until it is served, and deletes it after the test.
+func createCRD(t testing.TB, crd *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
 	if err := k8s.Create(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +186,7 @@ func hasTrueCondition(obj *unstructured.Unstructured, typ string) bool {
 }
 
 // allowStamping lets the stamper ServiceAccount of ns write every kind of group.
-func allowStamping(t *testing.T, ns, group string) {
+func allowStamping(t testing.TB, ns, group string) {
 	t.Helper()
 	name := stamper + "-" + group
 	env.CreateAll(ctx, t,
@@ -197,14 +207,20 @@ func allowStamping(t *testing.T, ns, group string) {
 // Workloads labelled caseLabel=name.
 func kindChain(t *testing.T, name, group, kind string) {
 	t.Helper()
+	kindChainAt(t, name, group+"/v1", kind)
+}
+
+// kindChainAt is kindChain stamping kind at apiVersion.
+func kindChainAt(t testing.TB, name, apiVersion, kind string) {
+	t.Helper()
 	resource := strings.ToLower(kind)
 	env.CreateAll(ctx, t,
 		&v1alpha1.ClusterTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, fmt.Sprintf(`{
-				"apiVersion": "%s/v1", "kind": "%s",
+				"apiVersion": "%s", "kind": "%s",
 				"metadata": {"name": "$(workload.metadata.name)$"},
-				"spec": {"source": "$(workload.spec.source.git.url)$"}}`, group, kind))},
+				"spec": {"source": "$(workload.spec.source.git.url)$"}}`, apiVersion, kind))},
 		},
 		&v1alpha1.ClusterSupplyChain{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -279,7 +295,7 @@ func breakAPIService(t *testing.T, group string) (restore func()) {
 // notServed says why the named Workload of ns does not report its only resource's kind
 // as not served, or "" when it does: ResourceSubmitted=Unknown KindNotServed, naming the
 // kind and its group version.
-func notServed(ns, name, kind, group string) string {
+func notServed(ns, name, kind, groupVersion string) string {
 	var wl v1alpha1.Workload
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &wl); err != nil {
 		return err.Error()
@@ -289,8 +305,8 @@ func notServed(ns, name, kind, group string) string {
 	}
 	res := wl.Status.Resources[0]
 	c := meta.FindStatusCondition(res.Conditions, v1alpha1.ConditionResourceSubmitted)
-	prefix := fmt.Sprintf("unable to apply object [%s/%s] for resource [%s]: kind [%s] of [%s/v1] is not served: ",
-		kind, name, res.Name, kind, group)
+	prefix := fmt.Sprintf("unable to apply object [%s/%s] for resource [%s]: kind [%s] of [%s] is not served: ",
+		kind, name, res.Name, kind, groupVersion)
 	if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != v1alpha1.ReasonKindNotServed || !strings.HasPrefix(c.Message, prefix) {
 		return fmt.Sprintf("workload %s resource [%s]: ResourceSubmitted %s, want Unknown %s %q...", name, res.Name, condString(c), v1alpha1.ReasonKindNotServed, prefix)
 	}
@@ -302,11 +318,11 @@ func notServed(ns, name, kind, group string) string {
 }
 
 // waitNotServed waits until every named Workload of ns reports kind as not served.
-func waitNotServed(t *testing.T, ns string, names []string, kind, group string, timeout time.Duration) {
+func waitNotServed(t testing.TB, ns string, names []string, kind, groupVersion string, timeout time.Duration) {
 	t.Helper()
 	eventually(t, timeout, func() (bool, string) {
 		for _, name := range names {
-			if why := notServed(ns, name, kind, group); why != "" {
+			if why := notServed(ns, name, kind, groupVersion); why != "" {
 				return false, why
 			}
 		}
