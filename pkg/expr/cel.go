@@ -11,6 +11,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
 	"k8s.io/apiserver/pkg/cel/library"
 )
 
@@ -80,7 +81,10 @@ var (
 	// key or attribute, or an index out of range. Callers treat it as "not there yet", not as a fault
 	// of the expression; health treats such a matcher as not holding.
 	ErrMissingData = errors.New("missing data")
-	// ErrCostLimitExceeded means one evaluation went over CELCallCostLimit or CELCallTimeLimit.
+	// ErrCostLimitExceeded means one evaluation went over CELCallCostLimit or CELCallTimeLimit, or
+	// that a call was refused before it ran because what it would make is over CELMaxListSize,
+	// CELMaxStringSize or CELMaxRegexSize (the message names the limit); a constant pattern over
+	// CELMaxRegexSize is refused by CompileCEL with this kind too.
 	ErrCostLimitExceeded = errors.New("cost limit exceeded")
 	// ErrBudgetExhausted means the expressions evaluated for one object used up its Scope's budget.
 	ErrBudgetExhausted = errors.New("per-object cost budget exhausted")
@@ -139,6 +143,13 @@ var (
 	celEnv      = sync.OnceValues(newCELEnv)
 )
 
+// celEnvironment is the one environment every expression is compiled in, with the dispatcher
+// guardDecorator finds the guarded functions' implementations in.
+type celEnvironment struct {
+	env  *cel.Env
+	disp interpreter.Dispatcher
+}
+
 // CELCompileCount returns how many expressions were compiled since the process started. It grows
 // when a new expression text is seen, and stays flat in steady state.
 func CELCompileCount() uint64 { return celCompiles.Load() }
@@ -178,16 +189,22 @@ func compileCEL(expression string) (program *Program, err error) {
 				Detail: fmt.Sprintf("the CEL compiler failed: %v", r)}
 		}
 	}()
-	env, err := celEnv()
+	ce, err := celEnv()
 	if err != nil {
 		// The environment is fixed at build time; this is a bug, not bad input.
 		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: "CEL environment: " + err.Error()}
 	}
-	ast, iss := env.Compile(expression)
+	ast, iss := ce.env.Compile(expression)
 	if iss != nil && iss.Err() != nil {
 		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: iss.Err().Error()}
 	}
-	prg, err := env.Program(ast,
+	// The planner compiles constant patterns; the guard checks them first, as it checks the
+	// others before each call.
+	if err := checkConstantRegexes(ast.NativeRep().Expr()); err != nil {
+		return nil, &ExpressionError{Expression: expression, Kind: ErrCostLimitExceeded, Detail: err.Error()}
+	}
+	prg, err := ce.env.Program(ast,
+		cel.CustomDecorator(guardDecorator(ce.disp)),
 		cel.EvalOptions(cel.OptOptimize),
 		cel.CostTracking(costEstimator{}),
 		cel.CostLimit(CELCallCostLimit),
@@ -267,14 +284,40 @@ func (p *Program) wrongType(want ResultType, v ref.Val) error {
 		Detail: fmt.Sprintf("must evaluate to %s, but evaluated to %s", want, v.Type().TypeName())}
 }
 
-// newCELEnv builds the one environment every expression is compiled in.
-func newCELEnv() (*cel.Env, error) {
+// newCELEnv builds the one environment every expression is compiled in, and a dispatcher of its
+// functions' implementations, as cel-go builds one for every program.
+func newCELEnv() (celEnvironment, error) {
 	base, err := cel.NewEnv(celEnvOptions()...)
 	if err != nil {
-		return nil, err
+		return celEnvironment{}, err
 	}
-	return base.Extend(cel.CustomTypeAdapter(jsonAdapter{next: base.CELTypeAdapter()}))
+	env, err := base.Extend(cel.CustomTypeAdapter(jsonAdapter{next: base.CELTypeAdapter()}))
+	if err != nil {
+		return celEnvironment{}, err
+	}
+	disp := interpreter.NewDispatcher()
+	for _, fn := range env.Functions() {
+		bindings, err := fn.Bindings()
+		if err != nil {
+			return celEnvironment{}, err
+		}
+		if err := disp.Add(bindings...); err != nil {
+			return celEnvironment{}, err
+		}
+	}
+	return celEnvironment{env: env, disp: disp}, nil
 }
+
+// Parser limits. An expression is a rule in a template, a line or a few; the limits bound the
+// time and memory of compiling one (the planner also builds constant lists and conversions
+// then, with no cost tracking), far above any real rule. cel-go's defaults are 100,000 code
+// points and a depth of 250.
+const (
+	// CELMaxExpressionSize is the most code points an expression may have.
+	CELMaxExpressionSize = 10_000
+	// celMaxRecursionDepth is the deepest an expression may nest.
+	celMaxRecursionDepth = 64
+)
 
 func celEnvOptions() []cel.EnvOption {
 	// Version 2 of ext.Lists has every function of the latest version; version 3 adds only cost
@@ -286,6 +329,8 @@ func celEnvOptions() []cel.EnvOption {
 // envOptions are the environment's options with the given ext.Lists.
 func envOptions(lists cel.EnvOption) []cel.EnvOption {
 	return []cel.EnvOption{
+		cel.ParserExpressionSizeLimit(CELMaxExpressionSize),
+		cel.ParserRecursionLimit(celMaxRecursionDepth),
 		cel.Variable(CELObjectVariable, cel.MapType(cel.StringType, cel.DynType)),
 		cel.OptionalTypes(),
 		cel.CrossTypeNumericComparisons(true),

@@ -37,6 +37,14 @@
 // whose deadline is CELCallTimeLimit away. Going over either is ErrCostLimitExceeded, and the
 // Scope's budget (CELObjectCostBudget by default) bounds all the expressions about one object.
 //
+// Memory is bounded before it is spent (guard.go). cel-go charges a call after it returns, so a
+// call that allocates in proportion to an argument (lists.range, replace, join, format, string
+// and list concatenation, flatten, a regular expression's program) is checked, from its
+// arguments alone, before it runs, and refused with ErrCostLimitExceeded naming the limit it
+// would go over: CELMaxListSize, CELMaxStringSize or CELMaxRegexSize. Compilation is bounded by
+// the expression's size (CELMaxExpressionSize) and depth, and a jsonpath has at most one
+// recursive descent.
+//
 // Evaluation is on the reconcile path of every resource, so the hot paths avoid the generic
 // machinery where it is slow and keep it as the reference: jsonpath runs on a plan compiled from
 // client-go's parse tree and falls back to client-go's evaluator (pathfast.go), CEL sees JSON values

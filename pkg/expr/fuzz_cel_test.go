@@ -70,6 +70,16 @@ func FuzzCELEval(f *testing.F) {
 		`quantity('1Gi').isGreaterThan(quantity('1Mi'))`,
 		`dyn(object.spec.items).filter(x, x.n % 2 == 0).size()`,
 		`object.status.conditions[0].message.split('').size()`,
+		// Calls that would allocate in proportion to an argument: refused before they run.
+		`lists.range(50000000).size() > 0`,
+		`'abc'.replace('', 'xyz').replace('', 'xyz').size() > 0`,
+		`[object.metadata.name].map(s, s + s + s + s).map(s, s + s + s + s)[0].size()`,
+		`lists.range(100).map(i, object.spec.items).flatten().size()`,
+		`'%.99999999f'.format([object.spec.ratio])`,
+		`lists.range(10).map(i, 'ab').join(object.metadata.name)`,
+		`quantity('1e2000000000').isGreaterThan(quantity('1'))`,
+		`object.metadata.name.matches('(?:abcdefghij){1000}')`,
+		`sets.contains(lists.range(2000), lists.range(2000))`,
 	} {
 		f.Add(seed)
 	}

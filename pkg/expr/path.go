@@ -116,7 +116,33 @@ func parseTemplate(template string) (*jsonpath.Parser, error) {
 			return nil, fmt.Errorf("%q is not allowed in a path", id.Name)
 		}
 	}
+	if n := recursiveDescents(action); n > 1 {
+		return nil, fmt.Errorf("has %d recursive descents (..), over the limit of 1", n)
+	}
 	return tree, nil
+}
+
+// recursiveDescents counts the recursive descents (..) in a parse tree, filters included. One
+// finds every value under the ones before it, in proportion to the object; each further one
+// does so again from every value found, so k of them find as many as the object's size to the
+// power k: "..a..b..c" over an object of 10,000 values would be 10^12 values.
+func recursiveDescents(list *jsonpath.ListNode) int {
+	n := 0
+	for _, node := range list.Nodes {
+		switch node := node.(type) {
+		case *jsonpath.RecursiveNode:
+			n++
+		case *jsonpath.ListNode:
+			n += recursiveDescents(node)
+		case *jsonpath.FilterNode:
+			n += recursiveDescents(node.Left) + recursiveDescents(node.Right)
+		case *jsonpath.UnionNode:
+			for _, u := range node.Nodes {
+				n += recursiveDescents(u)
+			}
+		}
+	}
+	return n
 }
 
 // String returns the path as the user wrote it.

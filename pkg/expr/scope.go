@@ -98,7 +98,13 @@ func (p *Program) run(s *Scope) outcome {
 	timedOut := err != nil && deadline.Err() != nil
 	deadline.release()
 	var cancelled interpreter.EvalCancelledError
+	var refused *limitError
 	switch {
+	case errors.As(err, &refused):
+		// A call refused before it ran, whether or not the time ran out meanwhile: charged like
+		// an evaluation the cost limit stopped, since that is what it would have come to.
+		return outcome{stopped: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
+			Kind: ErrCostLimitExceeded, Detail: refused.Error()}}
 	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
 		return outcome{stopped: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
 			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}}

@@ -211,6 +211,10 @@ func TestEvaluateMultiMatchBudget(t *testing.T) {
 	for _, tt := range []struct{ name, expression, detail string }{
 		{"over the per-call cost limit", `lists.range(1000).sort().size() > 0`, "cost limit of 1000000 exceeded by one evaluation"},
 		{"over the per-call time limit", `lists.range(100000).all(i, true)`, "evaluation stopped after 100ms"},
+		// A call that would allocate in proportion to its argument is refused before it runs,
+		// and the condition names the limit (DESIGN §12).
+		{"over a call's size limit", `lists.range(50000000).size() > 0`,
+			"lists.range(50000000) would make a list of 50000000 elements, over the limit of 100000"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			heavy := multiMatch(
