@@ -262,9 +262,20 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 	}
 
 	if bp.strategy != nil {
-		if bp, obs.record, err = r.pinned(ctx, owner, bp); err != nil {
+		var untrusted *untrustedRevisionError
+		pinned, record, err := r.pinned(ctx, owner, bp)
+		if errors.As(err, &untrusted) {
+			// Whoever wrote the revision's name into the owner's status does not choose
+			// what is stamped, nor as whom: nothing is, and the owner says why.
+			obs.blueprint = metav1.Condition{Type: r.kind.blueprintReady, Status: metav1.ConditionFalse,
+				Reason: v1alpha1.ReasonRevisionNotTrusted, Message: untrusted.Error() + "; nothing is stamped from it"}
+			obs.keepResources = true
+			return obs, nil
+		}
+		if err != nil {
 			return nil, err
 		}
+		bp, obs.record = pinned, record
 		obs.revision, obs.strategy = bp.revision, bp.strategy
 		if bp.status.Rollout != nil {
 			obs.stable = bp.status.Rollout.StableRevision
