@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
 	"github.com/surveyor-dev/surveyor/pkg/rollout"
 )
 
@@ -59,11 +60,13 @@ type OwnerReconciler struct {
 	// echoes are the owner statuses and stamped objects this reconciler wrote, whose
 	// watch events re-queue nothing.
 	echoes *echoes
+	// secretDigest digests outputs derived from a Secret, with the controller's key.
+	secretDigest stamp.Digester
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
 // client and config.
-func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder) (*OwnerReconciler, error) {
+func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder, secretDigest stamp.Digester) (*OwnerReconciler, error) {
 	status, err := newStatusWriter(mgr, kind)
 	if err != nil {
 		return nil, err
@@ -71,15 +74,16 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 	echo := &echoes{}
 	stamped := newStampedReader(mgr.GetCache(), mgr.GetScheme())
 	return &OwnerReconciler{
-		kind:     kind,
-		status:   status,
-		client:   mgr.GetClient(),
-		live:     mgr.GetAPIReader(),
-		stamped:  stamped,
-		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
-		recorder: recorder,
-		now:      metav1.Now,
-		echoes:   echo,
+		kind:         kind,
+		status:       status,
+		client:       mgr.GetClient(),
+		live:         mgr.GetAPIReader(),
+		stamped:      stamped,
+		imp:          newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
+		recorder:     recorder,
+		now:          metav1.Now,
+		echoes:       echo,
+		secretDigest: secretDigest,
 		watch: &watcher{
 			echoes:   echo,
 			cache:    mgr.GetCache(),
