@@ -102,7 +102,7 @@ func missingValue(err error, obj *unstructured.Unstructured, healthy metav1.Cond
 }
 
 // redactedPreview replaces the preview of an output read from a Secret.
-const redactedPreview = "<redacted>"
+const redactedPreview = redactedValue
 
 // isSecret says whether a stamped object is a core Secret, whose data must never
 // reach status.
