@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -139,8 +140,11 @@ var blueprintKinds = []*blueprintKind{supplyChainKind, deliveryKind}
 
 // blueprint is a ClusterSupplyChain or a ClusterDelivery as the realizer reads it.
 type blueprint struct {
-	kind              string
-	name              string
+	kind string
+	name string
+	// uid is the blueprint object's: its revisions carry it in their owner reference, so a
+	// revision of an earlier blueprint of the same name is not mistaken for one of this one.
+	uid               types.UID
 	generation        int64
 	status            *v1alpha1.BlueprintStatus
 	selector          v1alpha1.OwnerSelector
@@ -170,7 +174,7 @@ type resourceSpec struct {
 
 func supplyChainBlueprint(sc *v1alpha1.ClusterSupplyChain) *blueprint {
 	bp := &blueprint{
-		kind: v1alpha1.KindClusterSupplyChain, name: sc.Name, generation: sc.Generation, status: &sc.Status,
+		kind: v1alpha1.KindClusterSupplyChain, name: sc.Name, uid: sc.UID, generation: sc.Generation, status: &sc.Status,
 		selector: sc.Spec.OwnerSelector, params: sc.Spec.Params, serviceAccountRef: sc.Spec.ServiceAccountRef,
 		strategy: sc.Spec.RolloutStrategy,
 	}
@@ -186,7 +190,7 @@ func supplyChainBlueprint(sc *v1alpha1.ClusterSupplyChain) *blueprint {
 
 func deliveryBlueprint(d *v1alpha1.ClusterDelivery) *blueprint {
 	bp := &blueprint{
-		kind: v1alpha1.KindClusterDelivery, name: d.Name, generation: d.Generation, status: &d.Status,
+		kind: v1alpha1.KindClusterDelivery, name: d.Name, uid: d.UID, generation: d.Generation, status: &d.Status,
 		selector: d.Spec.OwnerSelector, params: d.Spec.Params, serviceAccountRef: d.Spec.ServiceAccountRef,
 		strategy: d.Spec.RolloutStrategy,
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
 )
 
 // The manager's own permissions; `make manifests` turns these markers into config/rbac.
@@ -76,9 +77,26 @@ var registerMetrics = sync.OnceFunc(func() {
 	)
 })
 
-// Setup registers the realizer's indexes, reconcilers and metrics with the manager.
-func Setup(ctx context.Context, mgr ctrl.Manager) error {
+// Options are the realizer's settings.
+type Options struct {
+	// DigestKeyNamespace is the namespace of the Secret DigestKeySecret, which holds the key
+	// of the digests of Secret-derived outputs; empty means DefaultDigestKeyNamespace.
+	DigestKeyNamespace string
+}
+
+// Setup registers the realizer's indexes, reconcilers and metrics with the manager. It reads
+// the digest key first (creating it on the first start), and fails without it: a digest of a
+// Secret-derived value made without the key could be brute-forced.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	registerMetrics()
+	namespace := opts.DigestKeyNamespace
+	if namespace == "" {
+		namespace = DefaultDigestKeyNamespace
+	}
+	key, err := loadDigestKey(ctx, mgr.GetAPIReader(), mgr.GetClient(), namespace)
+	if err != nil {
+		return err
+	}
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
@@ -100,7 +118,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 		}
 	}
 	for _, kind := range ownerKinds {
-		r, err := newOwnerReconciler(mgr, kind, recorder)
+		r, err := newOwnerReconciler(mgr, kind, recorder, stamp.KeyedDigest(key))
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
 	"github.com/surveyor-dev/surveyor/pkg/rollout"
 )
 
@@ -60,11 +61,13 @@ type OwnerReconciler struct {
 	// echoes are the owner statuses and stamped objects this reconciler wrote, whose
 	// watch events re-queue nothing.
 	echoes *echoes
+	// secretDigest digests outputs derived from a Secret, with the controller's key.
+	secretDigest stamp.Digester
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
 // client and config.
-func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder) (*OwnerReconciler, error) {
+func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder, secretDigest stamp.Digester) (*OwnerReconciler, error) {
 	status, err := newStatusWriter(mgr, kind)
 	if err != nil {
 		return nil, err
@@ -72,15 +75,16 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 	echo := &echoes{}
 	stamped := newStampedReader(mgr.GetCache(), mgr.GetScheme())
 	return &OwnerReconciler{
-		kind:     kind,
-		status:   status,
-		client:   mgr.GetClient(),
-		live:     mgr.GetAPIReader(),
-		stamped:  stamped,
-		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
-		recorder: recorder,
-		now:      metav1.Now,
-		echoes:   echo,
+		kind:         kind,
+		status:       status,
+		client:       mgr.GetClient(),
+		live:         mgr.GetAPIReader(),
+		stamped:      stamped,
+		imp:          newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
+		recorder:     recorder,
+		now:          metav1.Now,
+		echoes:       echo,
+		secretDigest: secretDigest,
 		watch: &watcher{
 			echoes:   echo,
 			cache:    mgr.GetCache(),
@@ -268,9 +272,20 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 	}
 
 	if bp.strategy != nil {
-		if bp, obs.record, err = r.pinned(ctx, owner, bp); err != nil {
+		var untrusted *untrustedRevisionError
+		pinned, record, err := r.pinned(ctx, owner, bp)
+		if errors.As(err, &untrusted) {
+			// Whoever wrote the revision's name into the owner's status does not choose
+			// what is stamped, nor as whom: nothing is, and the owner says why.
+			obs.blueprint = metav1.Condition{Type: r.kind.blueprintReady, Status: metav1.ConditionFalse,
+				Reason: v1alpha1.ReasonRevisionNotTrusted, Message: untrusted.Error() + "; nothing is stamped from it"}
+			obs.keepResources = true
+			return obs, nil
+		}
+		if err != nil {
 			return nil, err
 		}
+		bp, obs.record = pinned, record
 		obs.revision, obs.strategy = bp.revision, bp.strategy
 		if bp.status.Rollout != nil {
 			obs.stable = bp.status.Rollout.StableRevision

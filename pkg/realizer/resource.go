@@ -48,8 +48,12 @@ type resourceResult struct {
 	// values are the outputs read (url, revision, image or config); nil until
 	// every declared output could be read.
 	values map[string]any
-	// secret marks values read from a Secret (or passed through from one).
+	// secret marks values read from a Secret (or passed through from one), or stamped
+	// from such values.
 	secret bool
+	// secretInputs are the values of the Secret-derived inputs this resource was stamped
+	// from: a message about its object (an API server's rejection) must not quote them.
+	secretInputs []any
 	// immutable marks a resource whose template stamps a new object per change.
 	immutable bool
 	// passThrough marks a resource that forwarded an input: it has no object, so no Healthy.
@@ -134,6 +138,9 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 		if tpl.spec != nil {
 			out.rules = workitems.Evaluate(tpl.spec.ConditionRules, live, nil)
 		}
+		if out.secret || (live != nil && isSecret(live)) {
+			redactMessages(&out.healthy, out.rules)
+		}
 		return out, err
 	}
 	fail := func(c metav1.Condition) (*resourceResult, error) { return retry(c, nil) }
@@ -170,13 +177,19 @@ func (rz *realization) realize(res *resourceSpec) (*resourceResult, error) {
 
 	obj, err := rz.stamp(res, tpl, inputs)
 	if err != nil {
-		return fail(stampFailure(res, tpl, err))
+		// A template's error (ytt's above all) can quote the inputs it was given.
+		c := stampFailure(res, tpl, err)
+		c.Message = redact(c.Message, secretTexts(out.secretInputs, nil))
+		return fail(c)
 	}
 
 	out.immutable = tpl.spec.IsImmutable()
 	live, cond, err := rz.apply(res, tpl, obj)
 	if cond != nil {
-		return retry(*cond, err)
+		// The API server's rejection can quote any field of the object (DESIGN §12).
+		texts := secretTexts(out.secretInputs, obj)
+		cond.Message = redact(cond.Message, texts)
+		return retry(*cond, redactError(err, texts))
 	}
 	out.status.StampedRef = rz.stampedRef(live)
 	out.submitted = submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
@@ -331,6 +344,7 @@ func inputsOf(kind *ownerKind, byName map[string]*resourceResult, res *resourceS
 			if ok && producer.secret {
 				// A value derived from a Secret is as secret as the Secret.
 				out.secret = true
+				out.secretInputs = append(out.secretInputs, producer.values)
 			}
 			if !ok {
 				c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure,

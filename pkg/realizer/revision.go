@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -66,48 +68,144 @@ func newRevision(bk *blueprintKind, obj client.Object, templates []client.Object
 	}
 	rev.Name = name + "-" + rev.Spec.Hash[:revisionHashLen]
 	rev.Labels = map[string]string{v1alpha1.LabelBlueprintKind: bk.kind, v1alpha1.LabelBlueprintName: obj.GetName()}
+	// The blueprint owns its revisions: they go with it, and the reference's uid tells its
+	// revisions from those of an earlier blueprint of the same name (trustedContent).
+	rev.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: bk.kind, Name: obj.GetName(), UID: obj.GetUID(),
+	}}
 	return rev, nil
 }
 
-// ensureRevision creates rev unless it exists. An existing revision of that name has the same
-// content: the name is its hash.
-func ensureRevision(ctx context.Context, c client.Client, owner client.Object, rev *v1alpha1.BlueprintRevision) error {
-	if err := c.Get(ctx, client.ObjectKeyFromObject(rev), &v1alpha1.BlueprintRevision{}); err == nil {
-		return nil
+// ensureRevision creates rev, the revision of blueprint object obj of kind bk, unless it
+// exists. An object that already has rev's name is used only when it is a revision of obj
+// holding rev's content (verifyRevision): the name is predictable from the blueprint's spec,
+// so anyone who may create revisions could have made one with other templates in it first.
+// Such an object is not adopted; the error says why (an *untrustedRevisionError).
+func ensureRevision(ctx context.Context, c client.Client, bk *blueprintKind, obj client.Object, rev *v1alpha1.BlueprintRevision) error {
+	existing := &v1alpha1.BlueprintRevision{}
+	err := c.Get(ctx, client.ObjectKeyFromObject(rev), existing)
+	if err == nil {
+		return sameRevision(bk, obj, rev, existing)
 	}
-	rev.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: v1alpha1.GroupVersion.String(), Kind: rev.Spec.Blueprint.Kind, Name: owner.GetName(), UID: owner.GetUID(),
-	}}
-	if err := c.Create(ctx, rev); err != nil && !apierrors.IsAlreadyExists(err) {
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading revision %s: %w", rev.Name, err)
+	}
+	err = c.Create(ctx, rev)
+	if apierrors.IsAlreadyExists(err) {
+		// Made since the read above, by another decision of this blueprint or by someone
+		// else: the API server's copy is checked like any other.
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rev), existing); err != nil {
+			return fmt.Errorf("reading revision %s: %w", rev.Name, err)
+		}
+		return sameRevision(bk, obj, rev, existing)
+	}
+	if err != nil {
 		return fmt.Errorf("creating revision %s: %w", rev.Name, err)
 	}
 	return nil
 }
 
-// blueprintAt is the blueprint as revision rev holds it, with the live blueprint's identity
-// and status.
-func blueprintAt(bk *blueprintKind, live *blueprint, rev *v1alpha1.BlueprintRevision) (*blueprint, error) {
-	obj, err := bk.withSpec(live.name, rev.Spec.BlueprintSpec.Raw)
-	if err != nil {
-		return nil, fmt.Errorf("revision %s: blueprint spec: %w", rev.Name, err)
+// sameRevision checks that existing, an object with rev's name, is rev: a trusted revision of
+// blueprint object obj with rev's full hash (the name holds only its first digits).
+func sameRevision(bk *blueprintKind, obj client.Object, rev, existing *v1alpha1.BlueprintRevision) error {
+	if _, _, err := trustedContent(bk, obj.GetName(), obj.GetUID(), existing); err != nil {
+		return err
 	}
-	bp := bk.of(obj)
-	bp.generation, bp.status, bp.strategy = live.generation, live.status, live.strategy
-	bp.revision = rev.Name
-	bp.templates = map[templateRef]client.Object{}
+	if existing.Spec.Hash != rev.Spec.Hash {
+		return &untrustedRevisionError{revision: existing.Name, kind: bk.kind, blueprint: obj.GetName(),
+			why: fmt.Sprintf("it holds content of hash %s, not %s", existing.Spec.Hash, rev.Spec.Hash)}
+	}
+	return nil
+}
+
+// untrustedRevisionError says why a revision is not trusted for a blueprint (DESIGN §12):
+// whoever may write an owner's status can name any revision there, and whoever may create
+// revisions can make one with any name, so a revision stamps nothing unless it belongs to the
+// blueprint and its content is what its name and hash say.
+type untrustedRevisionError struct {
+	revision, kind, blueprint string
+	// why is what failed, in words for the owner's condition.
+	why string
+}
+
+func (e *untrustedRevisionError) Error() string {
+	return fmt.Sprintf("revision [%s] is not a trusted revision of %s [%s]: %s", e.revision, e.kind, e.blueprint, e.why)
+}
+
+// trustedContent decodes what revision rev holds, for blueprint name of kind bk whose object
+// has uid: the blueprint object with the revision's spec and the templates. It fails with an
+// *untrustedRevisionError unless the revision belongs to that blueprint (its spec, labels and
+// owner reference name it, the owner reference with uid) and the content, hashed again as
+// newRevision hashes it, gives the revision's hash and name. The objects returned are those
+// that were hashed, so what is stamped is what was checked.
+func trustedContent(bk *blueprintKind, name string, uid types.UID, rev *v1alpha1.BlueprintRevision) (client.Object, []client.Object, error) {
+	untrusted := func(format string, args ...any) error {
+		return &untrustedRevisionError{revision: rev.Name, kind: bk.kind, blueprint: name, why: fmt.Sprintf(format, args...)}
+	}
+	if b := rev.Spec.Blueprint; b.Kind != bk.kind || b.Name != name {
+		return nil, nil, untrusted("it is a revision of %s [%s]", b.Kind, b.Name)
+	}
+	if l := rev.Labels; l[v1alpha1.LabelBlueprintKind] != bk.kind || l[v1alpha1.LabelBlueprintName] != name {
+		return nil, nil, untrusted("its labels name %s [%s]", l[v1alpha1.LabelBlueprintKind], l[v1alpha1.LabelBlueprintName])
+	}
+	if !ownedBy(rev, bk.kind, name, uid) {
+		return nil, nil, untrusted("it is not owned by this %s (uid %s)", bk.kind, uid)
+	}
+	obj, err := bk.withSpec(name, rev.Spec.BlueprintSpec.Raw)
+	if err != nil {
+		return nil, nil, untrusted("its blueprint spec cannot be read: %v", err)
+	}
+	var templates []client.Object
 	for _, t := range rev.Spec.Templates {
 		tpl, err := newTemplate(t.Kind)
 		if err != nil {
-			return nil, fmt.Errorf("revision %s: %w", rev.Name, err)
+			return nil, nil, untrusted("%v", err)
 		}
 		doc, err := json.Marshal(map[string]any{"metadata": map[string]any{"name": t.Name}, "spec": t.Spec})
+		if err == nil {
+			err = json.Unmarshal(doc, tpl)
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, untrusted("template %s/%s cannot be read: %v", t.Kind, t.Name, err)
 		}
-		if err := json.Unmarshal(doc, tpl); err != nil {
-			return nil, fmt.Errorf("revision %s: template %s/%s: %w", rev.Name, t.Kind, t.Name, err)
+		templates = append(templates, tpl)
+	}
+	want, err := newRevision(bk, obj, templates)
+	if err != nil {
+		return nil, nil, untrusted("its content cannot be hashed: %v", err)
+	}
+	if want.Spec.Hash != rev.Spec.Hash || want.Name != rev.Name {
+		return nil, nil, untrusted("its content hashes to %s, which does not match its hash and name", want.Spec.Hash)
+	}
+	return obj, templates, nil
+}
+
+// ownedBy says whether rev has an owner reference to the blueprint kind/name, with uid
+// unless uid is empty (a blueprint read without one, as the offline renderer does).
+func ownedBy(rev *v1alpha1.BlueprintRevision, kind, name string, uid types.UID) bool {
+	for _, ref := range rev.OwnerReferences {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err == nil && gv.Group == v1alpha1.GroupVersion.Group && ref.Kind == kind && ref.Name == name && (uid == "" || ref.UID == uid) {
+			return true
 		}
-		bp.templates[templateRef{t.Kind, t.Name}] = tpl
+	}
+	return false
+}
+
+// blueprintAt is the blueprint as revision rev holds it, with the live blueprint's identity
+// and status. A revision that is not the live blueprint's (trustedContent) gives an
+// *untrustedRevisionError and no blueprint.
+func blueprintAt(bk *blueprintKind, live *blueprint, rev *v1alpha1.BlueprintRevision) (*blueprint, error) {
+	obj, templates, err := trustedContent(bk, live.name, live.uid, rev)
+	if err != nil {
+		return nil, err
+	}
+	bp := bk.of(obj)
+	bp.uid, bp.generation, bp.status, bp.strategy = live.uid, live.generation, live.status, live.strategy
+	bp.revision = rev.Name
+	bp.templates = map[templateRef]client.Object{}
+	for _, tpl := range templates {
+		bp.templates[templateRef{templateOf(tpl).kind, tpl.GetName()}] = tpl
 	}
 	return bp, nil
 }

@@ -2,6 +2,7 @@ package realizer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -113,6 +114,116 @@ func TestBlueprintAtRevision(t *testing.T) {
 	}
 	if _, err := rz.template(v1alpha1.KindClusterTemplate, "gone"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("a template the revision does not hold: %v, want not found", err)
+	}
+}
+
+// asStoredRevision is rev as the API server gives it back: its JSON decoded into maps and
+// encoded again, so every object's keys come back sorted, whatever order they were written in.
+func asStoredRevision(t *testing.T, rev *v1alpha1.BlueprintRevision) *v1alpha1.BlueprintRevision {
+	t.Helper()
+	doc, err := json.Marshal(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic map[string]any
+	if err := json.Unmarshal(doc, &generic); err != nil {
+		t.Fatal(err)
+	}
+	if doc, err = json.Marshal(generic); err != nil {
+		t.Fatal(err)
+	}
+	out := &v1alpha1.BlueprintRevision{}
+	if err := json.Unmarshal(doc, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRevisionTrust: a revision is trusted for a blueprint only when it is that blueprint's
+// (spec, labels and owner reference, with the blueprint's uid) and its content hashes to its
+// hash and name (DESIGN §12). Anything else, whoever wrote it, is an untrustedRevisionError
+// saying what is wrong.
+func TestRevisionTrust(t *testing.T) {
+	sc, templates := revisionFixture()
+	sc.UID = "uid-web"
+	good, err := newRevision(supplyChainKind, sc, templates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, otherTemplates := revisionFixture()
+	other.Name, other.UID = "admin", "uid-admin"
+	otherRev, err := newRevision(supplyChainKind, other, otherTemplates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		rev  func() *v1alpha1.BlueprintRevision
+		uid  string
+		want string // in the error; "" for trusted
+	}{
+		{name: "its own, as stored", rev: func() *v1alpha1.BlueprintRevision { return asStoredRevision(t, good) }},
+		{name: "another blueprint's", rev: func() *v1alpha1.BlueprintRevision { return otherRev.DeepCopy() },
+			want: "it is a revision of ClusterSupplyChain [admin]"},
+		{name: "another blueprint's relabelled as this one's", want: "its content hashes to", rev: func() *v1alpha1.BlueprintRevision {
+			r := otherRev.DeepCopy()
+			r.Name = good.Name
+			r.Spec.Blueprint.Name = "web"
+			r.Labels[v1alpha1.LabelBlueprintName] = "web"
+			r.OwnerReferences = good.OwnerReferences
+			return r
+		}},
+		{name: "labels of another blueprint", want: "its labels name ClusterSupplyChain [admin]", rev: func() *v1alpha1.BlueprintRevision {
+			r := good.DeepCopy()
+			r.Labels[v1alpha1.LabelBlueprintName] = "admin"
+			return r
+		}},
+		{name: "owned by an earlier blueprint of that name", want: "not owned by this ClusterSupplyChain", rev: func() *v1alpha1.BlueprintRevision {
+			r := good.DeepCopy()
+			r.OwnerReferences[0].UID = "uid-earlier"
+			return r
+		}},
+		{name: "no owner", want: "not owned by this ClusterSupplyChain", uid: "-", rev: func() *v1alpha1.BlueprintRevision {
+			r := good.DeepCopy()
+			r.OwnerReferences = nil
+			return r
+		}},
+		{name: "a template changed under the same hash", want: "its content hashes to", rev: func() *v1alpha1.BlueprintRevision {
+			r := good.DeepCopy()
+			r.Spec.Templates[1].Spec.Raw = []byte(`{"template":{"apiVersion":"v1","kind":"Secret","metadata":{"name":"a"}}}`)
+			return r
+		}},
+		{name: "hash and content changed, name kept", want: "does not match its hash and name", rev: func() *v1alpha1.BlueprintRevision {
+			_, changed := revisionFixture()
+			changed[1].(*v1alpha1.ClusterTemplate).Spec.Params[0].Default.Raw = []byte(`3`)
+			r, err := newRevision(supplyChainKind, sc, changed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Name = good.Name
+			return r
+		}},
+		{name: "unreadable template kind", want: "unknown template kind", rev: func() *v1alpha1.BlueprintRevision {
+			r := good.DeepCopy()
+			r.Spec.Templates[0].Kind = "Pod"
+			return r
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			uid := sc.UID
+			if tt.uid == "-" {
+				uid = ""
+			}
+			_, _, err := trustedContent(supplyChainKind, "web", uid, tt.rev())
+			var untrusted *untrustedRevisionError
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("untrusted: %v", err)
+			case tt.want != "" && (!errors.As(err, &untrusted) || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("error %v, want an untrustedRevisionError saying %q", err, tt.want)
+			}
+		})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -49,10 +50,18 @@ func (r *BlueprintReconciler) decideRollout(ctx context.Context, obj client.Obje
 		if err != nil {
 			return nil, err
 		}
-		if err := ensureRevision(ctx, r.client, obj, rev); err != nil {
+		var untrusted *untrustedRevisionError
+		switch err := ensureRevision(ctx, r.client, r.kind, obj, rev); {
+		case errors.As(err, &untrusted):
+			// Someone else's object holds the new revision's name: it is not adopted, and
+			// the last target stays, as while a template is missing. Recorded, not
+			// returned: a retry cannot fix it, only deleting that object can.
+			r.recorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ReasonRevisionNotTrusted, untrusted.Error())
+		case err != nil:
 			return nil, err
+		default:
+			target = rev.Name
 		}
-		target = rev.Name
 	}
 	if target == "" {
 		return nil, nil

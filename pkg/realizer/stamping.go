@@ -102,7 +102,7 @@ func missingValue(err error, obj *unstructured.Unstructured, healthy metav1.Cond
 }
 
 // redactedPreview replaces the preview of an output read from a Secret.
-const redactedPreview = "<redacted>"
+const redactedPreview = redactedValue
 
 // isSecret says whether a stamped object is a core Secret, whose data must never
 // reach status.
@@ -113,14 +113,19 @@ func isSecret(obj *unstructured.Unstructured) bool {
 
 // outputs turns read values into status outputs, keeping each one's transition time
 // while its digest is unchanged, and records ResourceOutputChanged when it moved.
-// Outputs read from a Secret are digested but their preview is redactedPreview, so
-// status never carries secret data.
+// Outputs read from a Secret are digested with the controller's key and their preview is
+// redactedPreview, so status and events never carry secret data, nor a digest that could be
+// brute-forced.
 func (rz *realization) outputs(name string, values map[string]any, secret bool) []v1alpha1.Output {
 	var previous []v1alpha1.Output
 	if prev := rz.previous(name); prev != nil {
 		previous = prev.Outputs
 	}
-	outs, err := stamp.StatusOutputs(values, previous, rz.r.now())
+	digest := stamp.PlainDigest
+	if secret {
+		digest = rz.r.secretDigest
+	}
+	outs, err := stamp.StatusOutputs(values, previous, rz.r.now(), digest)
 	if err != nil {
 		return previous
 	}

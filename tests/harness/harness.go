@@ -103,7 +103,7 @@ func (e *Env) StartController(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := realizer.Setup(ctx, mgr); err != nil {
+	if err := realizer.Setup(ctx, mgr, realizer.Options{DigestKeyNamespace: ControllerNamespace}); err != nil {
 		return err
 	}
 	go func() {

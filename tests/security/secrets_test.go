@@ -2,10 +2,13 @@ package security
 
 import (
 	"bytes"
+	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +16,15 @@ import (
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/realizer"
 
 	"github.com/surveyor-dev/surveyor/tests/harness"
 )
@@ -81,7 +90,13 @@ func TestSecretDataNeverReachesStatus(t *testing.T) {
 	got := waitCondition(t, wl, "revoked", v1alpha1.ConditionHealthy, time.Minute, is(metav1.ConditionFalse, v1alpha1.ReasonMatchedField))
 	got = waitCondition(t, got, "creds", v1alpha1.ConditionHealthy, time.Minute, is(metav1.ConditionTrue, v1alpha1.ReasonMatchedField))
 
-	wantDigest := yamlDigest(t, encoded)
+	// The digest is keyed (DESIGN §12): not the plain SHA-256 a reader could match guesses
+	// against, but the HMAC under the key the controller keeps in its own namespace.
+	plainDigest := yamlDigest(t, encoded)
+	wantDigest := keyedDigest(t, encoded)
+	if wantDigest == plainDigest {
+		t.Fatal("the keyed digest is the plain one")
+	}
 	for _, res := range []string{"creds", "revoked"} {
 		var rs *v1alpha1.ResourceStatus
 		for i := range got.Status.Resources {
@@ -95,6 +110,9 @@ func TestSecretDataNeverReachesStatus(t *testing.T) {
 		out := rs.Outputs[0]
 		if out.Name != "config" || out.Preview != "<redacted>" || out.Digest != wantDigest {
 			t.Errorf("resource %s output = {name %q, preview %q, digest %q}, want {config, <redacted>, %s}", res, out.Name, out.Preview, out.Digest, wantDigest)
+		}
+		if out.Digest == plainDigest {
+			t.Errorf("resource %s output digest %s is the plain SHA-256 of the Secret's value", res, out.Digest)
 		}
 		for _, ct := range []string{v1alpha1.ConditionHealthy, "TokenPresent", "TokenNumeric"} {
 			c := findCondition(got, res, ct)
@@ -111,6 +129,128 @@ func TestSecretDataNeverReachesStatus(t *testing.T) {
 		}
 	}
 	assertNoSecret(t, got)
+	for _, leak := range []string{plainDigest, strings.TrimPrefix(plainDigest, "sha256:")} {
+		if strings.Contains(env.Log.String(), leak) {
+			t.Errorf("the controller's log holds the plain digest %s", leak)
+		}
+	}
+
+	// A restart: a second controller, started as a restarted one would be (it reads the key
+	// at start), reconciles every Workload from scratch and writes nothing to this one: its
+	// digests are the same.
+	before := got.ResourceVersion
+	reconciled := env.ReconcilesOf("workload", client.ObjectKeyFromObject(wl)).Total()
+	restartController(t)
+	env.Eventually(ctx, t, time.Minute, func() (bool, string) {
+		n := env.ReconcilesOf("workload", client.ObjectKeyFromObject(wl)).Total()
+		return n > reconciled, "the restarted controller has not reconciled the workload yet"
+	})
+	env.Consistently(ctx, t, 3*time.Second, 500*time.Millisecond, func() (bool, string) {
+		now := &v1alpha1.Workload{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(wl), now); err != nil {
+			return false, err.Error()
+		}
+		return now.ResourceVersion == before, fmt.Sprintf("the restarted controller wrote the workload: %+v", now.Status.Resources)
+	})
+}
+
+// keyedDigest is the digest of a Secret-derived output value: "hmac-sha256:" and the
+// HMAC-SHA256 of its YAML under the key in the controller's Secret surveyor-digest-key.
+func keyedDigest(t *testing.T, v any) string {
+	t.Helper()
+	secret := &corev1.Secret{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: harness.ControllerNamespace, Name: realizer.DigestKeySecret}, secret); err != nil {
+		t.Fatalf("the controller's digest key: %v", err)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(4)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mac := hmac.New(sha256.New, secret.Data["key"])
+	mac.Write(buf.Bytes())
+	return "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// restartController starts a second in-process controller for the rest of the test, as
+// the controller's ServiceAccount, as a restarted one starts: reading the digest key and
+// listing every owner. It reconciles alongside the suite's; its reconciles are counted
+// with the suite's (Env.ReconcilesOf).
+func restartController(t *testing.T) {
+	t.Helper()
+	kubeconfig, err := env.Cluster.ServiceAccountKubeconfig(ctx, harness.ControllerNamespace, harness.ControllerAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: env.Scheme, Cache: realizer.CacheOptions(),
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		// The suite's controller has the same controllers' names.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	t.Cleanup(func() { stop(); <-done })
+	if err := realizer.Setup(run, mgr, realizer.Options{DigestKeyNamespace: harness.ControllerNamespace}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(done)
+		_ = mgr.Start(run)
+	}()
+}
+
+// A value read from a Secret and put into a field the API server validates (a label value:
+// base64's "=" is not allowed there) makes the API server reject the object with a message
+// quoting the value. The condition carries the rejection with the value redacted, and
+// neither status, events nor the controller's log holds it.
+func TestSecretInRejectionIsRedacted(t *testing.T) {
+	ns := newNamespace(t, "sec-reject")
+	const name = "sec-reject"
+	serviceAccount(t, ns, "stamper", "secrets", "configmaps")
+	encoded := base64.StdEncoding.EncodeToString([]byte(secretValue))
+	env.CreateAll(ctx, t,
+		&v1alpha1.ClusterConfigTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-secret"},
+			Spec: v1alpha1.ClusterConfigTemplateSpec{ConfigPath: ".data.token", TemplateSpec: v1alpha1.TemplateSpec{
+				Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "Secret",
+					"metadata": {"name": "$(workload.metadata.name)$-secret"}, "data": {"token": "`+encoded+`"}}`)}},
+		},
+		&v1alpha1.ClusterTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-label"},
+			Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": {"name": "$(workload.metadata.name)$-label", "labels": {"token": "$(config)$"}}}`)},
+		},
+	)
+	consumer := resource("label", v1alpha1.KindClusterTemplate, name+"-label")
+	consumer.Configs = []v1alpha1.ResourceReference{{Name: "creds", Resource: "creds"}}
+	chain(t, name, nil, resource("creds", v1alpha1.KindClusterConfigTemplate, name+"-secret"), consumer)
+	wl := workload(t, ns, "app", name, "stamper")
+	got := waitCondition(t, wl, "label", v1alpha1.ConditionResourceSubmitted, time.Minute,
+		is(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer))
+	c := findCondition(got, "label", v1alpha1.ConditionResourceSubmitted)
+	t.Logf("ResourceSubmitted: %s", c.Message)
+	// The API server did quote the label's value: the redaction took it out.
+	if !strings.Contains(c.Message, "Invalid value") || !strings.Contains(c.Message, "<redacted>") {
+		t.Errorf("message %q, want the API server's rejection with the value redacted", c.Message)
+	}
+	assertNoSecret(t, got)
+	for _, leak := range []string{secretValue, encoded} {
+		if strings.Contains(env.Log.String(), leak) {
+			t.Errorf("the controller's log holds %q", leak)
+		}
+	}
 }
 
 // assertNoSecret fails if the Workload's status or any event in its namespace holds

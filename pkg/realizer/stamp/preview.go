@@ -3,6 +3,7 @@ package stamp
 import (
 	"bytes"
 	"cmp"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -18,10 +19,39 @@ import (
 // PreviewLimit is the most bytes of an output's YAML that its status preview shows.
 const PreviewLimit = 1024
 
+// Digester turns the full YAML of an output's value into the output's status digest.
+type Digester func(yaml []byte) string
+
+// PlainDigest is the digest of an output that is not secret (DESIGN §2): "sha256:" and the
+// hex SHA-256 of its YAML. Anyone can check a value they have against it, which is what it is
+// for; OutputValues relies on it to recover values from their previews.
+func PlainDigest(yaml []byte) string {
+	sum := sha256.Sum256(yaml)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// KeyedDigest is the digester of outputs derived from a Secret (DESIGN §12): "hmac-sha256:"
+// and the hex HMAC-SHA256 of the YAML under key. A plain hash of a weak password can be found
+// by hashing guesses; without the key, which readers of owners cannot get, it cannot. The
+// digest still moves exactly when the value does, which is all status and events need.
+func KeyedDigest(key []byte) Digester {
+	key = bytes.Clone(key)
+	return func(yaml []byte) string {
+		mac := hmac.New(sha256.New, key)
+		mac.Write(yaml)
+		return "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil))
+	}
+}
+
 // Preview returns an output's status preview and digest: the value marshalled as YAML with a
-// 4-space indent, cut at PreviewLimit bytes, and "sha256:" with the hex SHA-256 of the full YAML.
+// 4-space indent, cut at PreviewLimit bytes, and the PlainDigest of the full YAML.
 // The cut backs off to the last whole UTF-8 character, so a preview is always valid text.
 func Preview(value any) (preview, digest string, err error) {
+	return previewWith(value, PlainDigest)
+}
+
+// previewWith is Preview with the digest made by digest.
+func previewWith(value any, digest Digester) (preview, digested string, err error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(4)
@@ -32,7 +62,6 @@ func Preview(value any) (preview, digest string, err error) {
 		return "", "", fmt.Errorf("marshalling output as YAML: %w", err)
 	}
 	full := buf.Bytes()
-	sum := sha256.Sum256(full)
 	cut := full
 	if len(cut) > PreviewLimit {
 		cut = cut[:PreviewLimit]
@@ -40,16 +69,17 @@ func Preview(value any) (preview, digest string, err error) {
 			cut = cut[:len(cut)-1]
 		}
 	}
-	return string(cut), "sha256:" + hex.EncodeToString(sum[:]), nil
+	return string(cut), digest(full), nil
 }
 
 // outputOrder is the order outputs appear in status; any other name follows, sorted.
 var outputOrder = []string{OutputURL, OutputRevision, OutputImage, OutputConfig}
 
 // StatusOutputs returns the status entries for values read from a stamped object (see
-// ReadOutputs), in the order url, revision, image, config. An output keeps its previous
-// lastTransitionTime while its digest is unchanged; a new or changed one gets now.
-func StatusOutputs(values map[string]any, previous []v1alpha1.Output, now metav1.Time) ([]v1alpha1.Output, error) {
+// ReadOutputs), in the order url, revision, image, config, with digests made by digest. An
+// output keeps its previous lastTransitionTime while its digest is unchanged; a new or changed
+// one gets now.
+func StatusOutputs(values map[string]any, previous []v1alpha1.Output, now metav1.Time, digest Digester) ([]v1alpha1.Output, error) {
 	names := make([]string, 0, len(values))
 	for name := range values {
 		names = append(names, name)
@@ -63,13 +93,13 @@ func StatusOutputs(values map[string]any, previous []v1alpha1.Output, now metav1
 	})
 	outputs := make([]v1alpha1.Output, 0, len(names))
 	for _, name := range names {
-		preview, digest, err := Preview(values[name])
+		preview, digested, err := previewWith(values[name], digest)
 		if err != nil {
 			return nil, fmt.Errorf("output %s: %w", name, err)
 		}
-		out := v1alpha1.Output{Name: name, Preview: preview, Digest: digest, LastTransitionTime: now}
+		out := v1alpha1.Output{Name: name, Preview: preview, Digest: digested, LastTransitionTime: now}
 		for _, prev := range previous {
-			if prev.Name == name && prev.Digest == digest && !prev.LastTransitionTime.IsZero() {
+			if prev.Name == name && prev.Digest == digested && !prev.LastTransitionTime.IsZero() {
 				out.LastTransitionTime = prev.LastTransitionTime
 			}
 		}
@@ -91,8 +121,7 @@ func rank(name string) int {
 func OutputValues(outputs []v1alpha1.Output) (map[string]any, bool) {
 	values := make(map[string]any, len(outputs))
 	for _, o := range outputs {
-		sum := sha256.Sum256([]byte(o.Preview))
-		if o.Digest != "sha256:"+hex.EncodeToString(sum[:]) {
+		if o.Digest != PlainDigest([]byte(o.Preview)) {
 			return nil, false
 		}
 		var decoded any

@@ -104,7 +104,7 @@ func TestStatusOutputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := stamp.StatusOutputs(tt.values, tt.previous, now)
+			got, err := stamp.StatusOutputs(tt.values, tt.previous, now, stamp.PlainDigest)
 			if err != nil {
 				t.Fatalf("StatusOutputs() error = %v", err)
 			}
@@ -120,7 +120,7 @@ func TestOutputValuesRoundTrip(t *testing.T) {
 		"config": map[string]any{"replicas": int64(3), "name": "app", "ports": []any{int64(80), "http"}},
 		"url":    "https://example.com/app.git",
 	}
-	outs, err := stamp.StatusOutputs(values, nil, metav1.Now())
+	outs, err := stamp.StatusOutputs(values, nil, metav1.Now(), stamp.PlainDigest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,11 +133,56 @@ func TestOutputValuesRoundTrip(t *testing.T) {
 	}
 
 	big := map[string]any{"config": strings.Repeat("x", 2*stamp.PreviewLimit)}
-	outs, err = stamp.StatusOutputs(big, nil, metav1.Now())
+	outs, err = stamp.StatusOutputs(big, nil, metav1.Now(), stamp.PlainDigest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := stamp.OutputValues(outs); ok {
 		t.Error("OutputValues decoded a cut preview; want it refused")
+	}
+}
+
+// TestKeyedDigest: a Secret-derived output's digest is not the plain SHA-256 anyone can
+// recompute from a guess; it is the same for the same key and value (so a restart with the
+// same key writes nothing), differs under another key, and still moves with the value, which
+// keeps the output's lastTransitionTime while it is unchanged.
+func TestKeyedDigest(t *testing.T) {
+	key := []byte(strings.Repeat("k", 32))
+	keyed := stamp.KeyedDigest(key)
+	yaml := []byte("hunter2\n")
+	tests := []struct {
+		name      string
+		got, want string
+		equal     bool
+	}{
+		{"not the plain digest", keyed(yaml), stamp.PlainDigest(yaml), false},
+		{"stable for a key and value", keyed(yaml), stamp.KeyedDigest(key)(yaml), true},
+		{"another key", keyed(yaml), stamp.KeyedDigest([]byte(strings.Repeat("x", 32)))(yaml), false},
+		{"another value", keyed(yaml), keyed([]byte("hunter3\n")), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if (tt.got == tt.want) != tt.equal {
+				t.Errorf("%s vs %s: equal = %v, want %v", tt.got, tt.want, !tt.equal, tt.equal)
+			}
+		})
+	}
+	if !strings.HasPrefix(keyed(yaml), "hmac-sha256:") {
+		t.Errorf("keyed digest %s, want the hmac-sha256: prefix", keyed(yaml))
+	}
+
+	out, err := stamp.StatusOutputs(map[string]any{"config": "hunter2"}, nil, earlier, keyed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Digest != keyed(yaml) {
+		t.Errorf("StatusOutputs digest %s, want %s", out[0].Digest, keyed(yaml))
+	}
+	again, err := stamp.StatusOutputs(map[string]any{"config": "hunter2"}, out, now, keyed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again[0].LastTransitionTime.Equal(&earlier) {
+		t.Errorf("an unchanged keyed output moved to %v", again[0].LastTransitionTime)
 	}
 }

@@ -66,6 +66,11 @@ const (
 	// ReasonInvalidConditionRule means a template's condition rule cannot be used, e.g. a CEL
 	// expression that does not compile.
 	ReasonInvalidConditionRule = "InvalidConditionRule"
+	// ReasonRevisionNotTrusted (SupplyChainReady or DeliveryReady False) means the blueprint
+	// revision the owner's status pins does not belong to its blueprint, or its content does not
+	// match its hash (DESIGN §12): nothing is stamped from it. On a blueprint it is a Warning
+	// event: an object with the name of its new revision exists and is not that revision.
+	ReasonRevisionNotTrusted = "RevisionNotTrusted"
 )
 
 // Reasons of ResourceSubmitted, and of ResourcesSubmitted, which copies the first failing resource's.

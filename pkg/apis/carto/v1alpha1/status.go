@@ -129,7 +129,9 @@ type Output struct {
 	// +optional
 	Preview string `json:"preview,omitempty"`
 
-	// Digest is "sha256:" and the hex SHA-256 of the value's full YAML.
+	// Digest is "sha256:" and the hex SHA-256 of the value's full YAML; for a value read from
+	// a Secret (or derived from one), "hmac-sha256:" and the hex HMAC-SHA256 under the
+	// controller's key, which cannot be brute-forced.
 	// +optional
 	Digest string `json:"digest,omitempty"`
 
