@@ -188,7 +188,7 @@ func (a *app) printObjects(objs []client.Object, k *kind, output string) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintln(a.out, string(b))
+		_, err = fmt.Fprintln(a.out, string(escapeJSON(b)))
 		return err
 	}
 	nodes := make([]*kyaml.RNode, len(objs))
@@ -199,7 +199,7 @@ func (a *app) printObjects(objs []client.Object, k *kind, output string) error {
 		}
 		nodes[i] = n
 	}
-	return manifest.Write(a.out, nodes...)
+	return writeYAML(a.out, nodes...)
 }
 
 func (a *app) treeCommand() *cobra.Command {

@@ -56,7 +56,8 @@ object by the template's rules and prints the conditions the controller would re
 			}
 			problems := lint.Lint(cmd.Context(), docs)
 			for _, p := range problems {
-				fmt.Fprintln(a.out, p)
+				// A problem quotes the linted files, which a tenant may have written.
+				fmt.Fprintln(a.out, view.Escape(p.String()))
 			}
 			if len(problems) > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("%s in %d documents", plural(len(problems), "problem"), len(docs))}

@@ -70,7 +70,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return code
 		}
 	}
-	fmt.Fprintln(stderr, "error: "+strings.Join(strings.Fields(err.Error()), " "))
+	// Errors quote what the API server and tenants wrote (a rollout's Degraded message, a
+	// denial): escaped as every printer escapes status.
+	fmt.Fprintln(stderr, "error: "+view.Escape(strings.Join(strings.Fields(err.Error()), " ")))
 	return code
 }
 

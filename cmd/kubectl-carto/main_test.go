@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,5 +99,33 @@ func TestWebAddress(t *testing.T) {
 	code, _, stderr := carto(t, "web", "--address", "8080")
 	if want := "error: --address \"8080\": address 8080: missing port in address\n"; code != 1 || stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr, want)
+	}
+}
+
+// The Host check of the web view allows the address it listens on, never any name but
+// localhost by default.
+func TestListenHosts(t *testing.T) {
+	for address, want := range map[string][]string{
+		"127.0.0.1:8080":        nil,
+		"localhost:8080":        nil,
+		"[::1]:8080":            nil,
+		"10.1.2.3:8080":         {"10.1.2.3"},
+		"[fd00::5]:8080":        {"fd00::5"},
+		"carto.example.ts:8080": {"carto.example.ts"},
+	} {
+		got, err := listenHosts(address)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("listenHosts(%q) = %q, %v; want %q", address, got, err, want)
+		}
+	}
+	// A wildcard address allows this machine's addresses, and only addresses.
+	got, err := listenHosts("0.0.0.0:8080")
+	if err != nil || !slices.Contains(got, "127.0.0.1") {
+		t.Errorf("listenHosts(0.0.0.0:8080) = %q, %v; want this machine's addresses", got, err)
+	}
+	for _, h := range got {
+		if net.ParseIP(h) == nil {
+			t.Errorf("listenHosts(0.0.0.0:8080) allows the name %q", h)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/view"
 )
 
 func (a *app) renderCommand() *cobra.Command {
@@ -244,7 +245,7 @@ func writeRendering(b *strings.Builder, o v1alpha1.Owner, r *realizer.Rendering)
 		if err != nil {
 			return failed, err
 		}
-		manifest.Comment(n, lines...)
+		manifest.Comment(n, commentLines(lines)...)
 		doc, err := n.String()
 		if err != nil {
 			return failed, err
@@ -257,9 +258,22 @@ func writeRendering(b *strings.Builder, o v1alpha1.Owner, r *realizer.Rendering)
 // writeComments writes a document of comments only, one line each.
 func writeComments(b *strings.Builder, lines []string) {
 	b.WriteString("---\n")
-	for _, l := range lines {
-		b.WriteString("# " + strings.Join(strings.Fields(l), " ") + "\n")
+	for _, l := range commentLines(lines) {
+		b.WriteString("# " + l + "\n")
 	}
+}
+
+// commentLines are lines made fit for YAML comments: whitespace runs (line breaks
+// included) made one space, and any other control character escaped. The lines quote
+// tenants' text (condition messages, names); a carriage return or a C1 NEL left in a
+// comment would end it, and what follows would be read as YAML by whoever applies the
+// rendering, or act on the terminal that shows it.
+func commentLines(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = view.Escape(strings.Join(strings.Fields(l), " "))
+	}
+	return out
 }
 
 // conditionLine is "Type Status Reason: message".

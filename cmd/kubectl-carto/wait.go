@@ -32,7 +32,9 @@ until it meets the goal, and knows which generation each condition speaks about:
   complete   Complete is True and the controller has observed the current generation.
 
 It exits 0 when the goal is met; 1 at once when Ready is False at the current generation
-(printing why), since only a change can fix that; 2 when the timeout passes first.`,
+(printing why), since only a change can fix that; 2 when the timeout passes first. The
+timeout bounds the whole wait, the first request included: a cluster that does not
+answer is a timeout, not a hang.`,
 		Example: `  kubectl carto wait hello-web --for=ready --timeout=2m
   kubectl carto wait deliverable/hello-delivered --for=available`,
 		Args: cobra.ExactArgs(1),
@@ -60,14 +62,23 @@ It exits 0 when the goal is met; 1 at once when Ready is False at the current ge
 // wait watches the owner until it meets goal (exit 0), fails (exit 1, printing why) or
 // the timeout passes (exit 2).
 func (a *app) wait(ctx context.Context, c *cluster, r ref, goal view.Goal, timeout time.Duration) error {
-	// The owner must exist: a typo should not wait for the timeout.
-	if _, err := c.get(ctx, r.kind, c.namespace, r.name); err != nil {
-		return err
-	}
+	// The deadline is set before the first request: every request (the get, the watch's
+	// list and watch) carries ctx, so an API server that accepts the connection and never
+	// answers ends in the timeout's exit 2, not a hang.
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+	}
+	timedOut := func(state string) error {
+		return &exitError{code: 2, err: fmt.Errorf("timed out after %s waiting for %s to be %s: %s", timeout, r.name, goal, state)}
+	}
+	// The owner must exist: a typo should not wait for the timeout.
+	if _, err := c.get(ctx, r.kind, c.namespace, r.name); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return timedOut("the cluster did not answer")
+		}
+		return err
 	}
 	var last view.Owner
 	var outcome view.Outcome
@@ -85,7 +96,7 @@ func (a *app) wait(ctx context.Context, c *cluster, r ref, goal view.Goal, timeo
 		if last.Name != "" {
 			state = view.State(last, goal)
 		}
-		return &exitError{code: 2, err: fmt.Errorf("timed out after %s waiting for %s to be %s: %s", timeout, r.name, goal, state)}
+		return timedOut(state)
 	case err != nil:
 		return err
 	case outcome == view.Failed:

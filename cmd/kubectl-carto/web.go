@@ -15,6 +15,7 @@ import (
 
 func (a *app) webCommand() *cobra.Command {
 	var address string
+	var allowedHosts []string
 	var allNamespaces bool
 	cmd := &cobra.Command{
 		Use:   "web",
@@ -33,12 +34,11 @@ namespace; with -n only that one's owners.`,
   kubectl carto web -n team-a --address 127.0.0.1:9000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			host, _, err := net.SplitHostPort(address)
+			hosts, err := listenHosts(address)
 			if err != nil {
 				return fmt.Errorf("--address %q: %w", address, err)
 			}
-			ip := net.ParseIP(host)
-			opts := web.Options{AnyHost: host != "localhost" && (ip == nil || !ip.IsLoopback())}
+			opts := web.Options{AllowedHosts: append(hosts, allowedHosts...)}
 			c, err := a.cluster()
 			if err != nil {
 				return err
@@ -50,7 +50,10 @@ namespace; with -n only that one's owners.`,
 			return a.serveWeb(cmd.Context(), c, namespace, address, opts)
 		},
 	}
-	cmd.Flags().StringVar(&address, "address", "127.0.0.1:8080", "the address to serve on; any other than a loopback one shows the cluster's status to whoever can reach it")
+	cmd.Flags().StringVar(&address, "address", "127.0.0.1:8080", "the address to serve on; any other than a loopback one shows the cluster's status to whoever can reach it. "+
+		"Requests must name a loopback host or the address served on (every address of this machine for 0.0.0.0 or [::]) in their Host header, or one of --allowed-hosts; others get 421")
+	cmd.Flags().StringSliceVar(&allowedHosts, "allowed-hosts", nil, "more host names (or addresses) requests may name in their Host header, e.g. the DNS name of this machine when --address is not a loopback one; "+
+		"the Host check stays on for every address, against DNS rebinding")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "watch every namespace (the default unless -n is given)")
 	return cmd
 }
@@ -87,4 +90,37 @@ func (a *app) serveWeb(ctx context.Context, c *cluster, namespace, address strin
 		return nil
 	}
 	return err
+}
+
+// listenHosts are the hosts a request to address may name in its Host header besides the
+// loopback ones: the address's own IP, or for a wildcard address (0.0.0.0, [::], or none)
+// every address of this machine's interfaces. Names other than localhost are never
+// allowed by default: a name is what DNS rebinding uses, and only the user knows which
+// names are theirs (--allowed-hosts).
+func listenHosts(address string) ([]string, error) {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case host == "localhost" || (ip != nil && ip.IsLoopback()):
+		return nil, nil
+	case ip == nil && host != "":
+		// A name to listen on: requests name it.
+		return []string{host}, nil
+	case ip != nil && !ip.IsUnspecified():
+		return []string{ip.String()}, nil
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			out = append(out, n.IP.String())
+		}
+	}
+	return out, nil
 }

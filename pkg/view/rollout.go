@@ -53,7 +53,7 @@ func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
 			return err
 		}
 		if len(r.FailedOwners) > 0 {
-			fmt.Fprintf(&b, "\nFailed owners: %s\n", strings.Join(r.FailedOwners, ", "))
+			fmt.Fprintf(&b, "\nFailed owners: %s\n", Escape(strings.Join(r.FailedOwners, ", ")))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -70,22 +70,26 @@ func join(ts ...text) text {
 	return out
 }
 
+// render is the text for a terminal: every span escaped (see Escape), since spans carry
+// what tenants wrote, then coloured. Escaping here, where all text is printed, rather
+// than where each field is read, leaves no field to forget.
 func (t text) render(color bool) string {
 	var b strings.Builder
 	for _, sp := range t {
 		if c := sp.color(); color && c != "" && sp.Text != "" {
-			b.WriteString(c + sp.Text + reset)
+			b.WriteString(c + Escape(sp.Text) + reset)
 		} else {
-			b.WriteString(sp.Text)
+			b.WriteString(Escape(sp.Text))
 		}
 	}
 	return b.String()
 }
 
+// width is how many characters render prints, colour codes aside.
 func (t text) width() int {
 	n := 0
 	for _, sp := range t {
-		n += utf8.RuneCountInString(sp.Text)
+		n += utf8.RuneCountInString(Escape(sp.Text))
 	}
 	return n
 }

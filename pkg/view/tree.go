@@ -129,7 +129,8 @@ func writeNode(b *strings.Builder, o Owner, n *Node, prefix string, last bool, o
 		details = append(details, fmt.Sprintf("%-*s  %s  (%s, changed %s ago)", width, out.Name, preview(out.Preview), ShortDigest(out.Digest), opts.Age(out.LastTransitionTime.Time)))
 	}
 	for _, d := range details {
-		b.WriteString(strings.TrimRight(detail+d, " ") + "\n")
+		// Details hold tenants' text (messages, output previews): escaped as spans are.
+		b.WriteString(strings.TrimRight(detail+Escape(d), " ") + "\n")
 	}
 	for i, c := range n.Children {
 		writeNode(b, o, c, prefix+indent, i == len(n.Children)-1, opts)

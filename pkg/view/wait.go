@@ -88,5 +88,5 @@ func State(o Owner, goal Goal) string {
 	default:
 		line = join(plain("Ready"), o.readyLine())
 	}
-	return o.Ref() + ": " + line.render(false)
+	return Escape(o.Ref()) + ": " + line.render(false)
 }

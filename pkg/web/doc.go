@@ -13,4 +13,10 @@
 // something it shows changed. Events carry ids; a stream that reconnects with
 // Last-Event-ID gets the page again only if something it shows changed meanwhile.
 // Comments every Options.Heartbeat keep idle streams open through proxies.
+//
+// Many readers (DESIGN §12): the informers' handlers never wait for a page (Store); one
+// feed per open page renders it at most once per Options.MinInterval for every stream on
+// it; every write to a stream has a deadline (Options.WriteTimeout); one client address
+// holds at most Options.MaxStreamsPerClient streams; and the Host header must name a
+// loopback host or one of Options.AllowedHosts, whatever address the server listens on.
 package web

@@ -68,6 +68,13 @@ func workload(ns, name string, ready metav1.ConditionStatus, msg string) view.Ow
 // serve starts a Server of store with opts (and the fixed clock) on an httptest server.
 func serve(t *testing.T, store *web.Store, opts web.Options) *httptest.Server {
 	t.Helper()
+	_, ts := serveWithServer(t, store, opts)
+	return ts
+}
+
+// serveWithServer is serve, with the Server too.
+func serveWithServer(t *testing.T, store *web.Store, opts web.Options) (*web.Server, *httptest.Server) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	opts.Now = func() time.Time { return now }
 	srv, err := web.NewServer(ctx, store, opts)
@@ -77,7 +84,7 @@ func serve(t *testing.T, store *web.Store, opts web.Options) *httptest.Server {
 	ts := httptest.NewServer(srv)
 	// Streams end with the server's context, before Close waits for their requests.
 	t.Cleanup(func() { cancel(); ts.Close() })
-	return ts
+	return srv, ts
 }
 
 func get(t *testing.T, url string) (*http.Response, string) {

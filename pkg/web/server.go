@@ -27,17 +27,28 @@ const csp = "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ance
 type Options struct {
 	// Heartbeat is how often an idle event stream gets a comment (default 15s).
 	Heartbeat time.Duration
-	// MinInterval is the shortest time between two events of a stream: changes within it
-	// are sent together (default 100ms).
+	// MinInterval is the shortest time between two renderings of an open page, and so
+	// between two events of a stream: changes within it are sent together, as the state
+	// after them (default 250ms).
 	MinInterval time.Duration
+	// WriteTimeout bounds every write to an event stream (default 10s): a client that
+	// stops reading loses its stream then, instead of holding a goroutine and a
+	// connection for as long as the server runs.
+	WriteTimeout time.Duration
+	// MaxStreamsPerClient is how many event streams one client address may hold open
+	// (default 16, more tabs than a browser opens to one server over HTTP/1.1); one more
+	// gets 429 Too Many Requests.
+	MaxStreamsPerClient int
 	// Retry is how long a browser waits before it reconnects a dropped stream (default 1s).
 	Retry time.Duration
 	// PageSize is how many owners a page of the list shows (default 100).
 	PageSize int
-	// AnyHost serves requests for any Host. Without it only loopback names (localhost,
-	// 127.0.0.1, [::1]) are served, so that no other site can reach the server through a
-	// name of its own that resolves to this machine (DNS rebinding).
-	AnyHost bool
+	// AllowedHosts are the hosts (names or IP addresses, without a port) a request's
+	// Host header may name besides the loopback ones (localhost, 127.0.0.1, [::1]), which
+	// are always served. Any other Host gets 421, so that no other site can reach the
+	// server through a name of its own that resolves to this machine (DNS rebinding),
+	// whatever address the server listens on.
+	AllowedHosts []string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -50,6 +61,10 @@ type Server struct {
 	mux   *http.ServeMux
 	// done ends every event stream when the server is shut down.
 	done context.Context
+	// allowed are the hosts of AllowedHosts, lower case.
+	allowed map[string]bool
+	clients clientStreams
+	feeds   feeds
 }
 
 // NewServer serves the pages of store until done ends (it ends the event streams, which
@@ -59,7 +74,13 @@ func NewServer(done context.Context, store *Store, opts Options) (*Server, error
 		opts.Heartbeat = 15 * time.Second
 	}
 	if opts.MinInterval <= 0 {
-		opts.MinInterval = 100 * time.Millisecond
+		opts.MinInterval = 250 * time.Millisecond
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	if opts.MaxStreamsPerClient <= 0 {
+		opts.MaxStreamsPerClient = 16
 	}
 	if opts.Retry <= 0 {
 		opts.Retry = time.Second
@@ -74,7 +95,14 @@ func NewServer(done context.Context, store *Store, opts Options) (*Server, error
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: store, opts: opts, tmpl: tmpl, mux: http.NewServeMux(), done: done}
+	s := &Server{store: store, opts: opts, tmpl: tmpl, mux: http.NewServeMux(), done: done, allowed: map[string]bool{}}
+	for _, h := range opts.AllowedHosts {
+		h = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
+		if ip := net.ParseIP(h); ip != nil {
+			h = ip.String()
+		}
+		s.allowed[h] = true
+	}
 	static, err := fs.Sub(staticFiles, "static")
 	if err != nil {
 		return nil, err
@@ -94,8 +122,8 @@ func NewServer(done context.Context, store *Store, opts Options) (*Server, error
 
 // ServeHTTP serves a request with the headers every response carries.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.opts.AnyHost && !loopbackHost(r.Host) {
-		http.Error(w, "this server answers only to localhost, 127.0.0.1 and [::1]", http.StatusMisdirectedRequest)
+	if !s.allowedHost(r.Host) {
+		http.Error(w, "this server does not answer to the host "+r.Host+": see kubectl carto web --allowed-hosts", http.StatusMisdirectedRequest)
 		return
 	}
 	h := w.Header()
@@ -105,18 +133,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// loopbackHost reports whether a Host header names this machine by a loopback name.
-func loopbackHost(hostport string) bool {
+// allowedHost reports whether a Host header names this machine by a loopback name or by
+// one of AllowedHosts.
+func (s *Server) allowedHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
+	host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if host == "localhost" || s.allowed[host] {
 		return true
 	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return ip != nil && (ip.IsLoopback() || s.allowed[ip.String()])
 }
 
 // page is what a path shows.
@@ -169,6 +198,9 @@ func (s *Server) serve(p page) http.HandlerFunc {
 		if rd.status != 0 {
 			w.WriteHeader(rd.status)
 		}
+		// A page is written within WriteTimeout too: a client that does not read it
+		// must not hold the handler (the server has no WriteTimeout, for the streams).
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
 		_, _ = w.Write(b.Bytes())
 	}
 }
