@@ -88,14 +88,22 @@ func newWorkload(ns, chain string, i int) *v1alpha1.Workload {
 // createWorkloads creates Workloads from..to-1 with 16 concurrent writers.
 func createWorkloads(t testing.TB, ns, chain string, from, to int) {
 	t.Helper()
+	createConcurrently(t, 16, from, to, func(i int) client.Object { return newWorkload(ns, chain, i) })
+}
+
+// createConcurrently creates the objects newObject makes for from..to-1 with the given
+// number of concurrent writers.
+func createConcurrently(t testing.TB, writers, from, to int, newObject func(i int) client.Object) {
+	t.Helper()
 	var wg sync.WaitGroup
 	var failed atomic.Value
 	next := make(chan int)
-	for range 16 {
+	for range writers {
 		wg.Go(func() {
 			for i := range next {
-				if err := k8s.Create(ctx, newWorkload(ns, chain, i)); err != nil {
-					failed.Store(fmt.Errorf("creating workload %d: %w", i, err))
+				obj := newObject(i)
+				if err := k8s.Create(ctx, obj); err != nil {
+					failed.Store(fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err))
 				}
 			}
 		})

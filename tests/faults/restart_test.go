@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,29 +148,11 @@ func workloadStatuses(t *testing.T, ns string) map[string]string {
 func createLabelledConfigMaps(t *testing.T, ns string, n int) {
 	t.Helper()
 	filler := strings.Repeat("x", 1024)
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	next := make(chan int)
-	for range 32 {
-		wg.Go(func() {
-			for i := range next {
-				cm := &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("foreign-%05d", i),
-						Labels: map[string]string{v1alpha1.LabelResourceName: "foreign"}},
-					Data: map[string]string{"filler": filler},
-				}
-				if err := k8s.Create(ctx, cm); err != nil {
-					failed.Store(fmt.Errorf("creating ConfigMap %d: %w", i, err))
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		t.Fatal(err)
-	}
+	createConcurrently(t, 32, 0, n, func(i int) client.Object {
+		return &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("foreign-%05d", i),
+				Labels: map[string]string{v1alpha1.LabelResourceName: "foreign"}},
+			Data: map[string]string{"filler": filler},
+		}
+	})
 }
