@@ -139,9 +139,13 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	}()
 	owner := r.kind.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, owner); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.created.forgetOwner(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !owner.GetDeletionTimestamp().IsZero() {
+		r.created.forgetOwner(req.NamespacedName)
 		return ctrl.Result{}, nil // stamped objects go with it through owner references
 	}
 	if r.echoes.awaitEcho(ownerKey(owner)) {
@@ -188,6 +192,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		return ctrl.Result{}, realizeErr
 	}
 	if complete := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionComplete); complete != nil && complete.Status == metav1.ConditionTrue {
+		r.created.forgetOwner(req.NamespacedName) // a finished owner creates nothing more
 		return r.expire(ctx, owner, complete)
 	}
 	return ctrl.Result{}, nil
