@@ -54,8 +54,8 @@ func run() error {
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "How often leader-election clients retry.")
 	// The API server protects itself with priority and fairness; a client-side limit
 	// below its capacity only makes the controller slower (README, Performance).
-	flag.Float64Var(&qps, "kube-api-qps", 1000, "Sustained queries per second to the API server, per resource; a negative value disables the client-side limit.")
-	flag.IntVar(&burst, "kube-api-burst", 2000, "Burst of queries to the API server, per resource.")
+	flag.Float64Var(&qps, "kube-api-qps", 1000, "Sustained queries per second to the API server: per resource for the controller's own requests, and in all for those it makes as ServiceAccounts (stamping); a negative value disables the client-side limit.")
+	flag.IntVar(&burst, "kube-api-burst", 2000, "Burst of queries to the API server, counted as -kube-api-qps is.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -99,8 +99,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 			return err
 		}
 	}
+	imp := newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), maxImpersonatingClients)
 	for _, kind := range ownerKinds {
-		r, err := newOwnerReconciler(mgr, kind, recorder)
+		r, err := newOwnerReconciler(mgr, kind, recorder, imp)
 		if err != nil {
 			return err
 		}

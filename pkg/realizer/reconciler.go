@@ -62,8 +62,8 @@ type OwnerReconciler struct {
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
-// client and config.
-func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder) (*OwnerReconciler, error) {
+// client and config, stamping through imp (one for every owner kind).
+func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder, imp *impersonator) (*OwnerReconciler, error) {
 	status, err := newStatusWriter(mgr, kind)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 		client:   mgr.GetClient(),
 		live:     mgr.GetAPIReader(),
 		stamped:  stamped,
-		imp:      newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
+		imp:      imp,
 		recorder: recorder,
 		now:      metav1.Now,
 		echoes:   echo,
