@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -201,23 +202,37 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 // panicked turns a panic while realizing an owner into its Ready condition (the detail
 // goes to the log, not the status) and returns an error so that the owner is retried
 // with backoff while every other owner carries on.
+//
+// The write carries the resourceVersion it was computed from: the cached copy can lag a
+// status this reconciler has just written (Complete=True, say), and a merge patch
+// replaces the whole list of conditions, so without the lock it would write the old
+// list back. On a conflict the owner is read again from the API server and the
+// condition set on what it holds.
 func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any) (ctrl.Result, error) {
 	err := fmt.Errorf("panic while realizing %s %s: %v", r.kind.name, req.NamespacedName, p)
 	logf.FromContext(ctx).Error(err, "recovered", "stack", string(debug.Stack()))
-	owner := r.kind.newObject()
-	if getErr := r.client.Get(ctx, req.NamespacedName, owner); getErr != nil {
-		return ctrl.Result{}, err
-	}
-	orig := owner.DeepCopyObject().(v1alpha1.Owner)
-	st := owner.GetOwnerStatus()
-	conds := slices.Clone(st.Conditions)
-	meta.SetStatusCondition(&conds, metav1.Condition{
-		Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReconcilePanicked,
-		Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.name),
-		ObservedGeneration: owner.GetGeneration(),
+	var read client.Reader = r.client // the cached copy first: it costs no request, and is usually current
+	writeErr := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		owner := r.kind.newObject()
+		if err := read.Get(ctx, req.NamespacedName, owner); err != nil {
+			return err
+		}
+		read = r.live
+		orig := owner.DeepCopyObject().(v1alpha1.Owner)
+		st := owner.GetOwnerStatus()
+		conds := slices.Clone(st.Conditions)
+		meta.SetStatusCondition(&conds, metav1.Condition{
+			Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReconcilePanicked,
+			Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.name),
+			ObservedGeneration: owner.GetGeneration(),
+		})
+		st.Conditions = conds
+		return r.client.Status().Patch(ctx, owner, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	})
-	st.Conditions = conds
-	_ = r.client.Status().Patch(ctx, owner, client.MergeFrom(orig))
+	if writeErr != nil && !apierrors.IsNotFound(writeErr) {
+		// The panic is what is returned (and retried); the failed write is only logged.
+		logf.FromContext(ctx).Error(writeErr, "writing the panic into the status")
+	}
 	return ctrl.Result{}, err
 }
 
