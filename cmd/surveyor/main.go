@@ -20,14 +20,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/surveyor-dev/surveyor/internal/metricsauth"
 	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 )
 
 // The leader-election lease; the realizer's permissions are in pkg/realizer.
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=surveyor-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// The metrics endpoint asks the API server who a scraper is and whether it may get /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 func main() {
 	if err := run(); err != nil {
@@ -39,11 +43,15 @@ func main() {
 func run() error {
 	var (
 		metricsAddr, probeAddr, pprofAddr, leaderNamespace string
+		metricsCertDir, metricsCertName, metricsKeyName    string
 		leaderElect                                        bool
 		qps                                                float64
 		burst, concurrency                                 int
 	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to, served over HTTPS to callers the API server authenticates and authorizes (get on the /metrics non-resource URL); \"0\" disables it.")
+	flag.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory of the metrics endpoint's serving certificate and key (reloaded when they change); without them the endpoint serves a self-signed certificate made at start.")
+	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt", "File name of the metrics serving certificate in -metrics-cert-dir.")
+	flag.StringVar(&metricsKeyName, "metrics-key-name", "tls.key", "File name of the metrics serving key in -metrics-cert-dir.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address of the net/http/pprof endpoint; empty disables it.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 8, "Reconciles each controller runs at once; reconciles wait on the API server, not the CPU.")
@@ -85,7 +93,7 @@ func run() error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   realizer.CacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                 metricsauth.Options(metricsAddr, metricsCertDir, metricsCertName, metricsKeyName),
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
 		Controller:              config.Controller{MaxConcurrentReconciles: concurrency},

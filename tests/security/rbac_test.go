@@ -127,6 +127,8 @@ func TestControllerEffectivePermissions(t *testing.T) {
 		{true, attrs{Verb: "delete", Group: "carto.run", Resource: "workloads", Namespace: "team-a"}},
 		{true, attrs{Verb: "create", Resource: "events", Namespace: "team-a"}},
 		{true, attrs{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: harness.ControllerNamespace, Name: "surveyor.carto.run"}},
+		{true, attrs{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"}},
+		{true, attrs{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}},
 		// Never as itself: stamping is the Workload's account's business.
 		{false, attrs{Verb: "create", Resource: "configmaps", Namespace: "team-a"}},
 		{false, attrs{Verb: "patch", Resource: "secrets", Namespace: "team-a"}},
