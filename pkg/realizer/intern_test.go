@@ -16,6 +16,12 @@ import (
 // decoded is v decoded from JSON into a new T, so its strings are copies of their own.
 func decoded[T any](t *testing.T, v any) *T {
 	t.Helper()
+	return decodedTB[T](t, v)
+}
+
+// decodedTB is decoded for tests and benchmarks.
+func decodedTB[T any](t testing.TB, v any) *T {
+	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
