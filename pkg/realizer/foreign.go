@@ -28,10 +28,12 @@ import (
 // finds the stub short of the desired object (which carries the reference) and applies
 // it again, which takes the object back; its full copy returns with that write's event.
 //
-// A controller reference is not proof of origin either, but it points to an owner
-// that exists in the object's own namespace, or the garbage collector deletes the
-// object: only a tenant who may create objects where Workloads live can plant full
-// copies, and then only as many as it could plant Workloads.
+// A controller reference is not proof of origin either, but it must name an owner that
+// exists, by UID, in the object's own namespace, or the garbage collector deletes the
+// object (or drops the reference, and the object becomes a stub). Whole copies can
+// thus be planted only by a tenant who may create objects in a namespace where a
+// Workload or Deliverable lives, in that namespace, where its ResourceQuota bounds them
+// as it bounds the tenant's other objects.
 
 // stampedLabels are the label keys a stub keeps: those the realizer selects by.
 var stampedLabels = map[string]bool{
