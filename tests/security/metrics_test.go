@@ -66,8 +66,15 @@ func TestMetricsNeedAuthenticationAndAuthorization(t *testing.T) {
 		code, s := status(reader)
 		return code == http.StatusOK, "a metrics reader got " + s
 	})
-	if _, err := harness.ScrapeMetrics(harness.MetricsClient(reader), url); err != nil {
-		t.Errorf("a metrics reader's scrape: %v", err)
+	families, err := harness.ScrapeMetrics(harness.MetricsClient(reader), url)
+	if err != nil {
+		t.Fatalf("a metrics reader's scrape: %v", err)
+	}
+	// The reviews are counted apart from the controller's own requests.
+	for _, kind := range []string{"TokenReview", "SubjectAccessReview"} {
+		if n := families.Sum("surveyor_metrics_reviews_total", map[string]string{"kind": kind}); n < 1 {
+			t.Errorf("surveyor_metrics_reviews_total{kind=%q} = %v after a scrape, want at least 1", kind, n)
+		}
 	}
 	for _, tc := range []struct {
 		who, token string
