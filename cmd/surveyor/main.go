@@ -29,7 +29,8 @@ import (
 // The leader-election lease; the realizer's permissions are in pkg/realizer.
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=surveyor-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// The metrics endpoint asks the API server who a scraper is and whether it may get /metrics.
+// The metrics endpoint asks the API server who a scraper is and whether it may get
+// /metrics (internal/metricsauth; make manifests reads markers in cmd and pkg only).
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
