@@ -3,13 +3,17 @@ package realizer
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -91,5 +95,46 @@ func TestReconcileForgetsCreatedObjectsOfGoneOwners(t *testing.T) {
 	}
 	if n := r.created.len(); n != 0 {
 		t.Errorf("%d owners still have created objects remembered, want 0", n)
+	}
+}
+
+// TestReconcileForgetsCreatedObjectsOfCompleteOwners: a Complete owner creates nothing
+// more, so its entries go (they used to stay for the life of the process).
+func TestReconcileForgetsCreatedObjectsOfCompleteOwners(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	done := workloadNamed("done", "uid-c")
+	done.Status.Conditions = []metav1.Condition{{
+		Type: v1alpha1.ConditionComplete, Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: metav1.Now(),
+	}}
+	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(done).WithStatusSubresource(done).Build()
+	// The status write goes to a server that accepts it.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"metadata":{"resourceVersion":"99"}}`)
+	}))
+	defer srv.Close()
+	rc, err := rest.RESTClientFor(&rest.Config{
+		Host: srv.URL, APIPath: "/apis",
+		ContentConfig: rest.ContentConfig{
+			GroupVersion: &v1alpha1.GroupVersion, ContentType: runtime.ContentTypeJSON,
+			NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion(),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &OwnerReconciler{
+		kind: workloadKind, client: cl, echoes: &echoes{}, now: metav1.Now,
+		status: &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(v1alpha1.KindWorkload), resource: "workloads"},
+	}
+	r.created.remember(done, "run", createdObject("a"))
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "apps", Name: "done"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.created.len(); n != 0 {
+		t.Errorf("a Complete owner still has %d created objects remembered, want 0", n)
 	}
 }
