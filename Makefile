@@ -57,7 +57,7 @@ test: verify test-unit test-fuzz test-integration test-kuttl ## Everything CI ru
 ROLLOUT_HISTORIES ?= 5000
 ROLLOUT_STEPS ?= 80
 test-unit: ## Unit tests (no cluster).
-	RAPID_SEED=1 RAPID_CHECKS=$(ROLLOUT_HISTORIES) RAPID_STEPS=$(ROLLOUT_STEPS) $(GO) test $(TEST_FLAGS) ./pkg/... ./cmd/... ./hack/... ./config/...
+	RAPID_SEED=1 RAPID_CHECKS=$(ROLLOUT_HISTORIES) RAPID_STEPS=$(ROLLOUT_STEPS) $(GO) test $(TEST_FLAGS) ./pkg/... ./cmd/... ./hack/... ./config/... ./internal/...
 
 # Each suite starts its own cluster; -p 1 runs them one after another so that the
 # fault suites' timing bounds hold on a two-core machine.

@@ -20,14 +20,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/surveyor-dev/surveyor/internal/metricsauth"
 	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 )
 
 // The leader-election lease; the realizer's permissions are in pkg/realizer.
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=surveyor-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// The metrics endpoint asks the API server who a scraper is and whether it may get
+// /metrics (internal/metricsauth; make manifests reads markers in cmd and pkg only).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 func main() {
 	if err := run(); err != nil {
@@ -40,11 +45,15 @@ func run() error {
 	var (
 		metricsAddr, probeAddr, pprofAddr, leaderNamespace string
 		digestKeyNamespace                                 string
+		metricsCertDir, metricsCertName, metricsKeyName    string
 		leaderElect                                        bool
 		qps                                                float64
 		burst, concurrency                                 int
 	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to, served over HTTPS to callers the API server authenticates and authorizes (get on the /metrics non-resource URL); \"0\" disables it.")
+	flag.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory of the metrics endpoint's serving certificate and key (reloaded when they change); without them the endpoint serves a self-signed certificate made at start.")
+	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt", "File name of the metrics serving certificate in -metrics-cert-dir.")
+	flag.StringVar(&metricsKeyName, "metrics-key-name", "tls.key", "File name of the metrics serving key in -metrics-cert-dir.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address of the net/http/pprof endpoint; empty disables it.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 8, "Reconciles each controller runs at once; reconciles wait on the API server, not the CPU.")
@@ -56,8 +65,8 @@ func run() error {
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "How often leader-election clients retry.")
 	// The API server protects itself with priority and fairness; a client-side limit
 	// below its capacity only makes the controller slower (README, Performance).
-	flag.Float64Var(&qps, "kube-api-qps", 1000, "Sustained queries per second to the API server, per resource; a negative value disables the client-side limit.")
-	flag.IntVar(&burst, "kube-api-burst", 2000, "Burst of queries to the API server, per resource.")
+	flag.Float64Var(&qps, "kube-api-qps", 1000, "Sustained queries per second to the API server: per resource for the controller's own requests, and in all for those it makes as ServiceAccounts (stamping); a negative value disables the client-side limit.")
+	flag.IntVar(&burst, "kube-api-burst", 2000, "Burst of queries to the API server, counted as -kube-api-qps is.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -87,7 +96,7 @@ func run() error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   realizer.CacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                 metricsauth.Options(metricsAddr, metricsCertDir, metricsCertName, metricsKeyName),
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
 		Controller:              config.Controller{MaxConcurrentReconciles: concurrency},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	_ "embed"
 	"fmt"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/transport"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
@@ -75,6 +77,7 @@ type env struct {
 	// Filled by startController.
 	pid                  int
 	metricsURL, pprofURL string
+	metricsHTTP          *http.Client
 }
 
 // newEnv starts the cluster and installs the CRDs, the controller's RBAC, the bench
@@ -188,8 +191,11 @@ var controllerMetrics = []string{
 	"go_memstats_heap_inuse_bytes", "go_goroutines", "surveyor_events_failed_total",
 }
 
+// scrapeController reads the controller's metrics endpoint, which serves HTTPS with a
+// self-signed certificate to callers the API server authenticates and authorizes: the
+// benchmark presents the cluster admin's token.
 func (e *env) scrapeController(ctx context.Context) (metrics, error) {
-	return scrapeURL(ctx, http.DefaultClient, e.metricsURL, controllerMetrics...)
+	return scrapeURL(ctx, e.metricsHTTP, e.metricsURL, controllerMetrics...)
 }
 
 // startController launches bin/surveyor as its ServiceAccount with the benchmark's
@@ -230,7 +236,10 @@ func (e *env) startController(ctx context.Context) error {
 		return err
 	}
 	e.pid = e.c.Pid("surveyor")
-	e.metricsURL = "http://" + addr(ports[0]) + "/metrics"
+	e.metricsURL = "https://" + addr(ports[0]) + "/metrics"
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // loopback, self-signed
+	e.metricsHTTP = &http.Client{Transport: transport.NewBearerAuthRoundTripper(e.c.Config.BearerToken, tr)}
 	e.pprofURL = "http://" + addr(ports[2]) + "/debug/pprof"
 	readyz := "http://" + addr(ports[1]) + "/readyz"
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {

@@ -21,8 +21,9 @@
 //     per Workload, type All again and another such change; for each change the time
 //     until the rollout is complete, the applies, the status writes (and, from the watch,
 //     those to Workloads not yet admitted) and the requests, until the controller is quiet;
-//  7. isolation: 20,000 unrelated ConfigMaps in another namespace, and the controller's
-//     RSS before and after.
+//  7. isolation: 20,000 unrelated ConfigMaps in another namespace (with Surveyor's
+//     resource-name label under -isolation-labelled), and the controller's RSS before
+//     and after.
 //
 // It prints tables and writes bench/results/<date>.json, with profiles (-profile) under
 // bench/results/<date>/. Run it from the repository root.
@@ -63,6 +64,7 @@ type options struct {
 	timeout             time.Duration
 	k, isolation        int
 	isolationSettle     time.Duration
+	isolationLabelled   bool
 	skipFloor           bool
 	skipSettle          bool
 	skipRest            bool
@@ -97,6 +99,7 @@ func parseFlags() (*options, map[string]any, error) {
 	flag.IntVar(&o.k, "k", 50, "stamped objects whose health the propagation probe flips")
 	flag.IntVar(&o.isolation, "isolation", 20000, "unrelated ConfigMaps the isolation probe creates")
 	flag.DurationVar(&o.isolationSettle, "isolation-settle", 15*time.Second, "wait after creating them before reading RSS")
+	flag.BoolVar(&o.isolationLabelled, "isolation-labelled", false, "give the isolation probe's ConfigMaps Surveyor's resource-name label, as a tenant may label its own objects: the controller's ConfigMap informer then selects them")
 	flag.BoolVar(&o.skipFloor, "skip-floor", false, "skip the floor")
 	flag.BoolVar(&o.skipSettle, "skip-settle", false, "skip waiting for the controller to go quiet (and the at-rest window, which needs it)")
 	flag.BoolVar(&o.skipRest, "skip-rest", false, "skip the at-rest window")

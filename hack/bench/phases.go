@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -425,12 +428,16 @@ func (e *env) propagate(ctx context.Context, t *tracker, n int) (*propagationRes
 // isolationResult is what unrelated objects cost the controller.
 type isolationResult struct {
 	Objects       int     `json:"objects"`
+	Labelled      bool    `json:"labelled,omitempty"`
 	CreateSeconds float64 `json:"createSeconds"`
 	RSSBeforeMiB  float64 `json:"rssBeforeMiB"`
 	RSSAfterMiB   float64 `json:"rssAfterMiB"`
 	RSSDeltaMiB   float64 `json:"rssDeltaMiB"`
 	HeapBeforeMiB float64 `json:"heapInuseBeforeMiB"`
 	HeapAfterMiB  float64 `json:"heapInuseAfterMiB"`
+	// LiveHeapDeltaMiB is the change of the heap that is live (allocated after a
+	// collection): heap in use counts garbage not yet collected too.
+	LiveHeapDeltaMiB float64 `json:"liveHeapDeltaMiB"`
 	// Requests the controller and stamper made meanwhile (leader election aside).
 	Requests             float64 `json:"requests"`
 	ControllerCPUSeconds float64 `json:"controllerCPUSeconds"`
@@ -438,13 +445,19 @@ type isolationResult struct {
 
 // isolate creates unrelated ConfigMaps (1 KiB of data each, none of Surveyor's labels)
 // in another namespace and compares the controller's memory before and after a settle.
-// Its ConfigMap informer selects stamped objects only, so nothing should change.
+// Its ConfigMap informer selects stamped objects only, so nothing should change. With
+// -isolation-labelled they carry Surveyor's resource-name label, and the informer holds
+// them, as stubs since no owner controls them (pkg/realizer/foreign.go).
 func (e *env) isolate(ctx context.Context) (*isolationResult, error) {
 	n := e.opts.isolation
 	if err := e.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: isolationNamespace}}); err != nil {
 		return nil, err
 	}
 	before, err := e.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	liveBefore, err := e.liveHeap(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -455,10 +468,14 @@ func (e *env) isolate(ctx context.Context) (*isolationResult, error) {
 		return nil, err
 	}
 	payload := strings.Repeat("x", 1024)
+	labels := map[string]string{"app": "unrelated"}
+	if e.opts.isolationLabelled {
+		labels[v1alpha1.LabelResourceName] = "planted"
+	}
 	start := time.Now()
 	err = createParallel(ctx, n, 32, func(ctx context.Context, i int) error {
 		return bulk.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%05d", i), Namespace: isolationNamespace, Labels: map[string]string{"app": "unrelated"}},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%05d", i), Namespace: isolationNamespace, Labels: labels},
 			Data:       map[string]string{"payload": payload},
 		})
 	})
@@ -475,13 +492,44 @@ func (e *env) isolate(ctx context.Context) (*isolationResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	liveAfter, err := e.liveHeap(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return &isolationResult{
-		Objects: n, CreateSeconds: created.Seconds(),
+		Objects: n, Labelled: e.opts.isolationLabelled, CreateSeconds: created.Seconds(),
 		RSSBeforeMiB: float64(before.proc.RSS) / mib, RSSAfterMiB: float64(after.proc.RSS) / mib,
 		RSSDeltaMiB:          (float64(after.proc.RSS) - float64(before.proc.RSS)) / mib,
 		HeapBeforeMiB:        before.controller.sum("go_memstats_heap_inuse_bytes", nil) / mib,
 		HeapAfterMiB:         after.controller.sum("go_memstats_heap_inuse_bytes", nil) / mib,
 		Requests:             countRequests(before.apiserver, after.apiserver).all(false),
 		ControllerCPUSeconds: (after.proc.CPU - before.proc.CPU).Seconds(),
+		LiveHeapDeltaMiB:     (liveAfter - liveBefore) / mib,
 	}, nil
+}
+
+// liveHeap is the controller's heap allocated right after a collection, in bytes: the
+// heap profile endpoint collects first when asked (gc=1), and its text form ends with
+// the runtime's MemStats.
+func (e *env) liveHeap(ctx context.Context) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.pprofURL+"/heap?gc=1&debug=1", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# HeapAlloc = "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no HeapAlloc in %s/heap?debug=1", e.pprofURL)
 }

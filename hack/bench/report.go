@@ -384,8 +384,12 @@ func printDetails(w io.Writer, r *runResult) {
 		}
 	}
 	if i := r.Isolation; i != nil {
-		fmt.Fprintf(w, "Isolation: %d ConfigMaps created in %.0f s; VmRSS %.1f → %.1f MiB, heap in use %.1f → %.1f MiB; controller made %.0f requests and used %.2f s CPU meanwhile\n",
-			i.Objects, i.CreateSeconds, i.RSSBeforeMiB, i.RSSAfterMiB, i.HeapBeforeMiB, i.HeapAfterMiB, i.Requests, i.ControllerCPUSeconds)
+		labelled := ""
+		if i.Labelled {
+			labelled = " (with Surveyor's resource-name label)"
+		}
+		fmt.Fprintf(w, "Isolation: %d ConfigMaps%s created in %.0f s; VmRSS %.1f → %.1f MiB, heap in use %.1f → %.1f MiB, live heap %+.1f MiB; controller made %.0f requests and used %.2f s CPU meanwhile\n",
+			i.Objects, labelled, i.CreateSeconds, i.RSSBeforeMiB, i.RSSAfterMiB, i.HeapBeforeMiB, i.HeapAfterMiB, i.LiveHeapDeltaMiB, i.Requests, i.ControllerCPUSeconds)
 	}
 	if p := r.Profile; p != nil {
 		if p.CPUTop != "" {

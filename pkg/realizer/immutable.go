@@ -46,7 +46,7 @@ func (rz *realization) createImmutable(res *resourceSpec, tpl template, obj *uns
 		if err != nil {
 			return nil, err
 		}
-		rz.r.created.remember(rz.owner.GetUID(), res.name, created)
+		rz.r.created.remember(rz.owner, res.name, created)
 		rz.events.add(v1alpha1.EventStampedObjectApplied, "Created %s/%s for resource [%s]", created.GetKind(), created.GetName(), res.name)
 		objects = append(objects, created)
 	}
@@ -73,10 +73,10 @@ func (rz *realization) immutableObjects(res *resourceSpec, obj *unstructured.Uns
 			objects = append(objects, o)
 		}
 	}
-	if last := rz.r.created.get(rz.owner.GetUID(), res.name); last != nil {
+	if last := rz.r.created.get(rz.owner, res.name); last != nil {
 		seen := slices.ContainsFunc(objects, func(o *unstructured.Unstructured) bool { return o.GetName() == last.GetName() })
 		if seen {
-			rz.r.created.forget(rz.owner.GetUID(), res.name)
+			rz.r.created.forget(rz.owner, res.name)
 		} else if last.GroupVersionKind() == obj.GroupVersionKind() {
 			objects = append(objects, last)
 		}
@@ -129,34 +129,120 @@ func (rz *realization) retain(res *resourceSpec, tpl template, objects []*unstru
 }
 
 // createdObjects remembers, per owner and resource, the immutable object this process
-// created last, until the cache has seen it.
+// created last, until the cache has seen it. An entry is needed for the moment between
+// a create and its watch event (milliseconds, seconds under load), so the map is
+// bounded: an owner's entries go when it is deleted or completes (forgetOwner), and
+// past maxCreatedOwners owners the entries older than createdTTL go, then arbitrary
+// ones. Losing an entry early costs at worst one duplicate object in that moment,
+// which the retention policy deletes; keeping it forever costs memory for every owner
+// that ever existed.
 type createdObjects struct {
-	mu      sync.Mutex
-	objects map[createdKey]*unstructured.Unstructured
+	mu sync.Mutex
+	// owners are keyed by name, so that an owner that is gone (known by its name
+	// alone) can be forgotten; uid tells a recreated owner from the old one.
+	owners map[types.NamespacedName]*ownerCreated
+	// max and ttl are maxCreatedOwners and createdTTL, smaller in tests.
+	max int
+	ttl time.Duration
+	now func() time.Time
 }
 
-type createdKey struct {
-	owner    types.UID
-	resource string
+// maxCreatedOwners bounds the owners with an entry: as many as create an immutable
+// object within createdTTL, with room to spare.
+const maxCreatedOwners = 10000
+
+// createdTTL is how long an entry outlives its create at most once the map is full: by
+// then the object's watch event has long arrived.
+const createdTTL = 5 * time.Minute
+
+// ownerCreated is one owner's entries, by resource name.
+type ownerCreated struct {
+	uid       types.UID
+	at        time.Time // of the last remember
+	resources map[string]*unstructured.Unstructured
 }
 
-func (c *createdObjects) remember(owner types.UID, resource string, obj *unstructured.Unstructured) {
+func (c *createdObjects) remember(owner client.Object, resource string, obj *unstructured.Unstructured) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.objects == nil {
-		c.objects = map[createdKey]*unstructured.Unstructured{}
+	if c.owners == nil {
+		c.owners = map[types.NamespacedName]*ownerCreated{}
 	}
-	c.objects[createdKey{owner, resource}] = obj
+	key := client.ObjectKeyFromObject(owner)
+	now := c.clock()
+	oc := c.owners[key]
+	if oc == nil || oc.uid != owner.GetUID() {
+		c.makeRoom()
+		oc = &ownerCreated{uid: owner.GetUID(), resources: map[string]*unstructured.Unstructured{}}
+		c.owners[key] = oc
+	}
+	oc.at = now
+	oc.resources[resource] = obj
 }
 
-func (c *createdObjects) get(owner types.UID, resource string) *unstructured.Unstructured {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.objects[createdKey{owner, resource}]
+// makeRoom drops entries until there is room for one more owner; c.mu is held.
+func (c *createdObjects) makeRoom() {
+	limit, ttl := c.max, c.ttl
+	if limit == 0 {
+		limit, ttl = maxCreatedOwners, createdTTL
+	}
+	if len(c.owners) < limit {
+		return
+	}
+	now := c.clock()
+	for key, oc := range c.owners {
+		if now.Sub(oc.at) > ttl {
+			delete(c.owners, key)
+		}
+	}
+	for key := range c.owners {
+		if len(c.owners) < limit {
+			break
+		}
+		delete(c.owners, key) // map order: an arbitrary one
+	}
 }
 
-func (c *createdObjects) forget(owner types.UID, resource string) {
+func (c *createdObjects) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+func (c *createdObjects) get(owner client.Object, resource string) *unstructured.Unstructured {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.objects, createdKey{owner, resource})
+	oc := c.owners[client.ObjectKeyFromObject(owner)]
+	if oc == nil || oc.uid != owner.GetUID() {
+		return nil
+	}
+	return oc.resources[resource]
+}
+
+func (c *createdObjects) forget(owner client.Object, resource string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := client.ObjectKeyFromObject(owner)
+	if oc := c.owners[key]; oc != nil && oc.uid == owner.GetUID() {
+		delete(oc.resources, resource)
+		if len(oc.resources) == 0 {
+			delete(c.owners, key)
+		}
+	}
+}
+
+// forgetOwner drops every entry of the owner named key: it is gone, being deleted or
+// complete, so it creates nothing more.
+func (c *createdObjects) forgetOwner(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.owners, key)
+}
+
+// len is how many owners have an entry.
+func (c *createdObjects) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.owners)
 }

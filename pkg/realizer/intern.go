@@ -17,16 +17,30 @@ import (
 // of 5.5, a stamped ConfigMap 1.7 KB instead of 2.0. Strings that differ per object
 // (names, messages, digests) are left alone, so the table stays small.
 
-// internTable holds the shared copies, up to limit strings: past it, strings are kept
-// as decoded. Condition types and reasons come from users' rules, so they are not a
-// closed set.
+// internTable holds the shared copies of at most limit strings. Condition types and
+// reasons come from users' rules, and revision names change with every blueprint
+// change, so the strings worth sharing are not a closed set: the table evicts what is
+// no longer used instead of keeping the first strings it saw forever.
+//
+// It keeps two generations, each of up to limit/2 strings: a string is looked up in
+// the current one, then in the previous one, from which it moves to the current one.
+// When the current generation is full it becomes the previous one and the old previous
+// one is dropped, so a string no object has entered the cache with for a whole
+// generation is forgotten. That is a clock with one bit per string, at the cost of two
+// map lookups, and no per-string bookkeeping (an LRU list would double the table's
+// size for strings of a few bytes).
 type internTable struct {
-	mu    sync.Mutex
-	m     map[string]string
-	limit int
+	mu            sync.Mutex
+	current, prev map[string]string
+	limit         int
 }
 
-var interned = &internTable{m: map[string]string{}, limit: 4096}
+// newInternTable is an empty table of at most limit strings (limit ≥ 2).
+func newInternTable(limit int) *internTable {
+	return &internTable{current: make(map[string]string, limit/2), limit: limit}
+}
+
+var interned = newInternTable(4096)
 
 // intern is s's shared copy.
 func intern(s string) string { return interned.intern(s) }
@@ -37,13 +51,25 @@ func (t *internTable) intern(s string) string {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if v, ok := t.m[s]; ok {
+	if v, ok := t.current[s]; ok {
 		return v
 	}
-	if len(t.m) < t.limit {
-		t.m[s] = s
+	v, ok := t.prev[s]
+	if !ok {
+		v = s
 	}
-	return s
+	if len(t.current) >= t.limit/2 {
+		t.prev, t.current = t.current, make(map[string]string, t.limit/2)
+	}
+	t.current[s] = v
+	return v
+}
+
+// len is how many strings the table holds.
+func (t *internTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.current) + len(t.prev)
 }
 
 // sharedLabelValues are the labels Surveyor stamps whose values many objects share.

@@ -2,6 +2,7 @@ package realizer
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"unsafe"
 
@@ -14,6 +15,12 @@ import (
 
 // decoded is v decoded from JSON into a new T, so its strings are copies of their own.
 func decoded[T any](t *testing.T, v any) *T {
+	t.Helper()
+	return decodedTB[T](t, v)
+}
+
+// decodedTB is decoded for tests and benchmarks.
+func decodedTB[T any](t testing.TB, v any) *T {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -116,19 +123,38 @@ func TestInternTransformSharesStampedMetadata(t *testing.T) {
 	}
 }
 
-func TestInternTableStopsAtItsLimit(t *testing.T) {
-	table := &internTable{m: map[string]string{}, limit: 2}
-	one, two := string([]byte("one")), string([]byte("two"))
-	table.intern(one)
-	table.intern(two)
-	three := string([]byte("three"))
-	if got := table.intern(three); !sameCopy(got, three) || len(table.m) != 2 {
-		t.Errorf("past the limit: table has %d strings, want 2, and the string as given", len(table.m))
-	}
-	if got := table.intern(string([]byte("one"))); !sameCopy(got, one) {
-		t.Error("a string the table holds: not its shared copy")
-	}
+func TestInternTableIsBoundedAndEvicts(t *testing.T) {
+	const limit = 64
+	table := newInternTable(limit)
 	if table.intern("") != "" {
 		t.Error("empty string changed")
+	}
+	// A string in use all along stays shared while many others come and go.
+	hot := string([]byte("Ready"))
+	table.intern(hot)
+	for i := range 100 * limit {
+		table.intern(fmt.Sprintf("revision-%d", i))
+		if got := table.intern(string([]byte("Ready"))); !sameCopy(got, hot) {
+			t.Fatalf("after %d other strings: a string in use lost its shared copy", i)
+		}
+		if n := table.len(); n > limit {
+			t.Fatalf("after %d strings: table holds %d, limit %d", i, n, limit)
+		}
+	}
+	// A new string, after many old ones filled the table, is interned too (the first
+	// strings seen are not kept forever).
+	fresh := string([]byte("revision-new"))
+	table.intern(fresh)
+	if got := table.intern(string([]byte("revision-new"))); !sameCopy(got, fresh) {
+		t.Error("a new string after the table filled: not shared")
+	}
+	// An old string no object has used since is forgotten.
+	old := "revision-0"
+	table.mu.Lock()
+	_, inCurrent := table.current[old]
+	_, inPrev := table.prev[old]
+	table.mu.Unlock()
+	if inCurrent || inPrev {
+		t.Error("a string unused for many generations is still held")
 	}
 }

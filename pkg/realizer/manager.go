@@ -34,13 +34,16 @@ import (
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 
 // CacheOptions restricts the informers of every kind but Surveyor's own to objects
-// carrying the carto.run/resource-name label, which every stamped object has.
+// carrying the carto.run/resource-name label, which every stamped object has, and keeps
+// of those whole only the objects a Workload or Deliverable controls.
 func CacheOptions() cache.Options {
 	stamped, err := labels.NewRequirement(v1alpha1.LabelResourceName, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid key
 	}
-	everything := cache.ByObject{Label: labels.Everything()}
+	// Surveyor's own kinds are cached whole; every other kind's informer (a stamped
+	// kind's) keeps whole only the objects an owner controls (stampedTransform).
+	everything := cache.ByObject{Label: labels.Everything(), Transform: internTransform}
 	byObject := map[client.Object]cache.ByObject{
 		&v1alpha1.Workload{}:           everything,
 		&v1alpha1.Deliverable{}:        everything,
@@ -54,10 +57,11 @@ func CacheOptions() cache.Options {
 	}
 	// No code reads managedFields (the no-write check compares fields, apply forces
 	// ownership), and they are most of a small object's size: they stay out of memory.
-	// Strings most objects hold alike are shared (intern.go).
+	// Strings most objects hold alike are shared (intern.go). A labelled object no owner
+	// controls is kept as a stub (foreign.go).
 	return cache.Options{
 		DefaultLabelSelector: labels.NewSelector().Add(*stamped), ByObject: byObject,
-		DefaultTransform: internTransform,
+		DefaultTransform: stampedTransform,
 	}
 }
 
@@ -117,8 +121,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return err
 		}
 	}
+	imp := newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), maxImpersonatingClients)
 	for _, kind := range ownerKinds {
-		r, err := newOwnerReconciler(mgr, kind, recorder, stamp.KeyedDigest(key))
+		r, err := newOwnerReconciler(mgr, kind, recorder, imp, stamp.KeyedDigest(key))
 		if err != nil {
 			return err
 		}

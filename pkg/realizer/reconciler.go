@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -66,8 +67,9 @@ type OwnerReconciler struct {
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
-// client and config.
-func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder, secretDigest stamp.Digester) (*OwnerReconciler, error) {
+// client and config, stamping through imp (one for every owner kind) and digesting
+// Secret-derived outputs with secretDigest.
+func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder, imp *impersonator, secretDigest stamp.Digester) (*OwnerReconciler, error) {
 	status, err := newStatusWriter(mgr, kind)
 	if err != nil {
 		return nil, err
@@ -80,7 +82,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 		client:       mgr.GetClient(),
 		live:         mgr.GetAPIReader(),
 		stamped:      stamped,
-		imp:          newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
+		imp:          imp,
 		recorder:     recorder,
 		now:          metav1.Now,
 		echoes:       echo,
@@ -145,9 +147,13 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	}()
 	owner := r.kind.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, owner); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.created.forgetOwner(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !owner.GetDeletionTimestamp().IsZero() {
+		r.created.forgetOwner(req.NamespacedName)
 		return ctrl.Result{}, nil // stamped objects go with it through owner references
 	}
 	if r.echoes.awaitEcho(ownerKey(owner)) {
@@ -198,6 +204,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		return ctrl.Result{}, realizeErr
 	}
 	if complete := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionComplete); complete != nil && complete.Status == metav1.ConditionTrue {
+		r.created.forgetOwner(req.NamespacedName) // a finished owner creates nothing more
 		return r.expire(ctx, owner, complete)
 	}
 	return ctrl.Result{}, nil
@@ -206,23 +213,37 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 // panicked turns a panic while realizing an owner into its Ready condition (the detail
 // goes to the log, not the status) and returns an error so that the owner is retried
 // with backoff while every other owner carries on.
+//
+// The write carries the resourceVersion it was computed from: the cached copy can lag a
+// status this reconciler has just written (Complete=True, say), and a merge patch
+// replaces the whole list of conditions, so without the lock it would write the old
+// list back. On a conflict the owner is read again from the API server and the
+// condition set on what it holds.
 func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any) (ctrl.Result, error) {
 	err := fmt.Errorf("panic while realizing %s %s: %v", r.kind.name, req.NamespacedName, p)
 	logf.FromContext(ctx).Error(err, "recovered", "stack", string(debug.Stack()))
-	owner := r.kind.newObject()
-	if getErr := r.client.Get(ctx, req.NamespacedName, owner); getErr != nil {
-		return ctrl.Result{}, err
-	}
-	orig := owner.DeepCopyObject().(v1alpha1.Owner)
-	st := owner.GetOwnerStatus()
-	conds := slices.Clone(st.Conditions)
-	meta.SetStatusCondition(&conds, metav1.Condition{
-		Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReconcilePanicked,
-		Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.name),
-		ObservedGeneration: owner.GetGeneration(),
+	var read client.Reader = r.client // the cached copy first: it costs no request, and is usually current
+	writeErr := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		owner := r.kind.newObject()
+		if err := read.Get(ctx, req.NamespacedName, owner); err != nil {
+			return err
+		}
+		read = r.live
+		orig := owner.DeepCopyObject().(v1alpha1.Owner)
+		st := owner.GetOwnerStatus()
+		conds := slices.Clone(st.Conditions)
+		meta.SetStatusCondition(&conds, metav1.Condition{
+			Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReconcilePanicked,
+			Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.name),
+			ObservedGeneration: owner.GetGeneration(),
+		})
+		st.Conditions = conds
+		return r.client.Status().Patch(ctx, owner, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	})
-	st.Conditions = conds
-	_ = r.client.Status().Patch(ctx, owner, client.MergeFrom(orig))
+	if writeErr != nil && !apierrors.IsNotFound(writeErr) {
+		// The panic is what is returned (and retried); the failed write is only logged.
+		logf.FromContext(ctx).Error(writeErr, "writing the panic into the status")
+	}
 	return ctrl.Result{}, err
 }
 

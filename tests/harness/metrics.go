@@ -1,9 +1,11 @@
 package harness
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -59,6 +61,35 @@ func ScrapeMetrics(hc *http.Client, url string) (Metrics, error) {
 	var parser expfmt.TextParser
 	return parser.TextToMetricFamilies(resp.Body)
 }
+
+// MetricsClient is an HTTP client for the controller's metrics endpoint: it presents
+// token as a bearer token, which the controller has the API server review (it must
+// belong to an identity that may get /metrics, e.g. one bound to config/rbac's
+// surveyor-metrics-reader, or the cluster admin), and it trusts the endpoint's
+// certificate unchecked, since the controller serves a self-signed one by default.
+func MetricsClient(token string) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // a loopback test endpoint with a self-signed certificate
+	return &http.Client{Timeout: 10 * time.Second, Transport: bearer{token: token, next: tr}}
+}
+
+// bearer adds an Authorization header to each request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token == "" {
+		return b.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// AdminMetricsClient is MetricsClient with the cluster admin's token.
+func (e *Env) AdminMetricsClient() *http.Client { return MetricsClient(e.Cluster.Config.BearerToken) }
 
 // APIServerMetrics scrapes kube-apiserver's /metrics as the cluster admin.
 func (e *Env) APIServerMetrics(t testing.TB) Metrics {

@@ -1,7 +1,8 @@
 // Package security tests Surveyor's security boundaries end to end on the local cluster:
 // stamping impersonates the Workload's ServiceAccount and cannot leave its namespace or
 // touch cluster-scoped kinds, the controller's own role grants no wildcard writes,
-// Secret data never reaches status, and CEL cost limits always apply. The realizer runs
+// Secret data never reaches status, CEL cost limits always apply, and the metrics
+// endpoint answers only callers allowed to get /metrics. The realizer runs
 // in-process as the controller's own ServiceAccount, so its generated RBAC is what is
 // tested.
 package security

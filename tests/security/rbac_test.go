@@ -129,6 +129,8 @@ func TestControllerEffectivePermissions(t *testing.T) {
 		{true, attrs{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: harness.ControllerNamespace, Name: "surveyor.carto.run"}},
 		{true, attrs{Verb: "get", Resource: "secrets", Namespace: harness.ControllerNamespace, Name: "surveyor-digest-key"}},
 		{true, attrs{Verb: "create", Resource: "secrets", Namespace: harness.ControllerNamespace}},
+		{true, attrs{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"}},
+		{true, attrs{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}},
 		// Never as itself: stamping is the Workload's account's business.
 		{false, attrs{Verb: "create", Resource: "configmaps", Namespace: "team-a"}},
 		{false, attrs{Verb: "patch", Resource: "secrets", Namespace: "team-a"}},
