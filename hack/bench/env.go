@@ -75,6 +75,8 @@ type env struct {
 	// Filled by startController.
 	pid                  int
 	metricsURL, pprofURL string
+	// readyzURL is the controller's /readyz; the restart phase times the new process by it.
+	readyzURL string
 }
 
 // newEnv starts the cluster and installs the CRDs, the controller's RBAC, the bench
@@ -232,9 +234,9 @@ func (e *env) startController(ctx context.Context) error {
 	e.pid = e.c.Pid("surveyor")
 	e.metricsURL = "http://" + addr(ports[0]) + "/metrics"
 	e.pprofURL = "http://" + addr(ports[2]) + "/debug/pprof"
-	readyz := "http://" + addr(ports[1]) + "/readyz"
+	e.readyzURL = "http://" + addr(ports[1]) + "/readyz"
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		resp, err := http.Get(readyz)
+		resp, err := http.Get(e.readyzURL)
 		if err != nil {
 			return false, nil
 		}
