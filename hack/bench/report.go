@@ -365,10 +365,10 @@ func printDetails(w io.Writer, r *runResult) {
 			r.Rest.WindowSeconds, bucketSummary(r.Rest.Requests), r.Rest.ControllerCPUSeconds, r.Rest.Reconciles)
 	}
 	if rs := r.Restart; rs != nil {
-		fmt.Fprintf(w, "Restart (SIG%s): ready %.1f s, leader %.1f s, every Workload reconciled %.1f s, quiet %.1f s after the start%s; reconciles by result: %s; %s; writes by the API server's count (every client): %s; the watch saw %d status changes to %d Workloads, %d transitions (%s); controller CPU %.2f s, peak RSS %.1f MiB\n",
+		fmt.Fprintf(w, "Restart (SIG%s): ready %.1f s, leader %.1f s, every Workload reconciled %.1f s, quiet %.1f s after the start%s; reconciles by result: %s; %s; Events since the start: %s; writes by the API server's count (every client): %s; the watch saw %d status changes to %d Workloads, %d transitions (%s); controller CPU %.2f s, peak RSS %.1f MiB\n",
 			rs.Signal, rs.ReadySeconds, rs.LeaderSeconds, rs.ReconciledSeconds, rs.QuietSeconds,
 			map[bool]string{true: " (not quiet when the settle timed out)", false: ""}[rs.QuietTimedOut],
-			formatCounts(rs.Reconciles), bucketSummary(rs.Requests), formatCounts(rs.WritesByVerbResource),
+			formatCounts(rs.Reconciles), bucketSummary(rs.Requests), formatCounts(rs.EventsSince), formatCounts(rs.WritesByVerbResource),
 			rs.StatusChanges, rs.WorkloadsChanged, rs.Transitions, formatIntCounts(rs.TransitionsBy), rs.ControllerCPUSeconds, rs.PeakRSSMiB)
 	}
 	if p := r.Propagation; p != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -55,9 +56,19 @@ type restartResult struct {
 	// the lease is renewed whatever the controller does), and WritesByVerbResource the
 	// API server's count of writes by "VERB resource" from every client but leases (the
 	// control plane's own writes included, so a check on Writes, not the figure).
-	Requests             requestCounts      `json:"requests"`
-	Writes               float64            `json:"writes"`
-	WritesByVerbResource map[string]float64 `json:"writesByVerbResource"`
+	//
+	// A new leader records one Event about itself on its lease (client-go's leader
+	// election does, reason LeaderElection), a write by the controller's identity
+	// that is leader election, not realization: Writes leaves those out, as it leaves
+	// the lease out, and WritesWithLeaderElection keeps them. EventsSince are the
+	// Events created or repeated since the start, by "namespace reason", so that any
+	// write Writes does count can be told apart.
+	Requests                 requestCounts      `json:"requests"`
+	Writes                   float64            `json:"writes"`
+	WritesWithLeaderElection float64            `json:"writesWithLeaderElection"`
+	LeaderElectionEvents     float64            `json:"leaderElectionEvents"`
+	EventsSince              map[string]float64 `json:"eventsSince"`
+	WritesByVerbResource     map[string]float64 `json:"writesByVerbResource"`
 	// Transitions are the Workload condition transitions and rollout record changes the
 	// harness's watch saw from the kill until quiet (see statusTransitions), by what
 	// changed; StatusChanges every status change it saw, transition or not (a message, a
@@ -165,7 +176,12 @@ func (e *env) restart(ctx context.Context, t *tracker, n int) (*restartResult, e
 	}
 	r.Reconciles = after.controller.by("controller_runtime_reconcile_total", map[string]string{"controller": "workload"}, "result")
 	r.Requests = countRequests(before.apiserver, after.apiserver)
-	r.Writes = r.Requests.allWrites()
+	r.WritesWithLeaderElection = r.Requests.allWrites()
+	if r.EventsSince, err = e.eventsSince(ctx, start); err != nil {
+		return nil, err
+	}
+	r.LeaderElectionEvents = r.EventsSince[controllerNamespace+" LeaderElection"]
+	r.Writes = max(r.WritesWithLeaderElection-r.LeaderElectionEvents, 0)
 	r.WritesByVerbResource = writesOf(requestsByVerbResource(before.apiserver, after.apiserver))
 	r.ControllerCPUSeconds = after.proc.CPU.Seconds()
 	r.PeakRSSMiB = float64(after.proc.HWM) / mib
@@ -214,6 +230,31 @@ func (e *env) quietAfterRestart(ctx context.Context) (snapshot, time.Time, bool,
 		prev = cur
 	}
 	return prev, lastActive, false, nil
+}
+
+// eventsSince counts the Events of every namespace first or last recorded at or after
+// since, by "namespace reason". Event times have whole seconds, so since is rounded down:
+// the restart phase's old process recorded its own Events long before.
+func (e *env) eventsSince(ctx context.Context, since time.Time) (map[string]float64, error) {
+	var events corev1.EventList
+	if err := e.admin.List(ctx, &events); err != nil {
+		return nil, err
+	}
+	from := since.Truncate(time.Second)
+	out := map[string]float64{}
+	for _, ev := range events.Items {
+		at := ev.LastTimestamp.Time
+		if ev.EventTime.After(at) {
+			at = ev.EventTime.Time
+		}
+		if ev.CreationTimestamp.After(at) {
+			at = ev.CreationTimestamp.Time
+		}
+		if !at.Before(from) {
+			out[ev.Namespace+" "+ev.Reason]++
+		}
+	}
+	return out, nil
 }
 
 // readyz reports whether the controller answers /readyz with 200.
@@ -363,6 +404,8 @@ func restartFigures() []figureDef {
 		{key: "restartWrites", label: "Restart: writes by the new controller (status, objects, events; leader election aside)", target: "0",
 			value: restartValue(func(r *restartResult) float64 { return r.Writes }),
 			met:   func(v float64) bool { return v == 0 }},
+		{key: "restartLeaderElectionEvents", label: "  the new leader's own LeaderElection Event (left out above, as the lease is)",
+			value: restartValue(func(r *restartResult) float64 { return r.LeaderElectionEvents })},
 		{key: "restartTransitions", label: "  Workload condition transitions and rollout record changes (watched)", target: "0",
 			value: restartValue(func(r *restartResult) float64 { return float64(r.Transitions) }),
 			met:   func(v float64) bool { return v == 0 }},
