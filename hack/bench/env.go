@@ -78,6 +78,8 @@ type env struct {
 	pid                  int
 	metricsURL, pprofURL string
 	metricsHTTP          *http.Client
+	// readyzURL is the controller's /readyz; the restart phase times the new process by it.
+	readyzURL string
 }
 
 // newEnv starts the cluster and installs the CRDs, the controller's RBAC, the bench
@@ -241,9 +243,9 @@ func (e *env) startController(ctx context.Context) error {
 	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // loopback, self-signed
 	e.metricsHTTP = &http.Client{Transport: transport.NewBearerAuthRoundTripper(e.c.Config.BearerToken, tr)}
 	e.pprofURL = "http://" + addr(ports[2]) + "/debug/pprof"
-	readyz := "http://" + addr(ports[1]) + "/readyz"
+	e.readyzURL = "http://" + addr(ports[1]) + "/readyz"
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		resp, err := http.Get(readyz)
+		resp, err := http.Get(e.readyzURL)
 		if err != nil {
 			return false, nil
 		}

@@ -13,15 +13,20 @@
 //     RSS read from /proc, and with -profile a CPU profile taken from the pprof endpoint;
 //  3. settle: wait until the controller stops making requests (leader election aside);
 //  4. at rest: the controller's requests and writes over a window with nothing changing;
-//  5. propagation: K stamped objects flipped unhealthy and back, one at a time, timing
+//  5. restart: the controller is killed (-restart-signal) and started again with the same
+//     flags; the writes the new process makes, the Workload condition transitions a
+//     watch sees, and the time until it is ready, leads, and has reconciled every
+//     Workload once, until it is quiet (DESIGN §12: a restart writes nothing and flaps
+//     no status while caches fill);
+//  6. propagation: K stamped objects flipped unhealthy and back, one at a time, timing
 //     each until the Workload's ResourcesHealthy follows;
-//  6. rollout: rolloutStrategy type All set on the supply chain; then type
+//  7. rollout: rolloutStrategy type All set on the supply chain; then type
 //     ProgressivePerGroup over -rollout-groups groups (the Workloads are labelled into
 //     them round robin when created), a template change that alters one stamped object
 //     per Workload, type All again and another such change; for each change the time
 //     until the rollout is complete, the applies, the status writes (and, from the watch,
 //     those to Workloads not yet admitted) and the requests, until the controller is quiet;
-//  7. isolation: 20,000 unrelated ConfigMaps in another namespace (with Surveyor's
+//  8. isolation: 20,000 unrelated ConfigMaps in another namespace (with Surveyor's
 //     resource-name label under -isolation-labelled), and the controller's RSS before
 //     and after.
 //
@@ -68,6 +73,8 @@ type options struct {
 	skipFloor           bool
 	skipSettle          bool
 	skipRest            bool
+	skipRestart         bool
+	restartSignal       string
 	skipPropagation     bool
 	skipIsolation       bool
 	skipRollout         bool
@@ -103,6 +110,8 @@ func parseFlags() (*options, map[string]any, error) {
 	flag.BoolVar(&o.skipFloor, "skip-floor", false, "skip the floor")
 	flag.BoolVar(&o.skipSettle, "skip-settle", false, "skip waiting for the controller to go quiet (and the at-rest window, which needs it)")
 	flag.BoolVar(&o.skipRest, "skip-rest", false, "skip the at-rest window")
+	flag.BoolVar(&o.skipRestart, "skip-restart", false, "skip the controller restart")
+	flag.StringVar(&o.restartSignal, "restart-signal", "KILL", "how the restart phase stops the controller: KILL (a crash; the new process waits for the old lease to expire) or TERM (a rolling update; the lease is released)")
 	flag.BoolVar(&o.skipPropagation, "skip-propagation", false, "skip the propagation probe")
 	flag.BoolVar(&o.skipIsolation, "skip-isolation", false, "skip the isolation probe")
 	flag.BoolVar(&o.skipRollout, "skip-rollout", false, "skip the rollout of template changes (rolloutStrategy ProgressivePerGroup, then All)")
@@ -128,6 +137,9 @@ func parseFlags() (*options, map[string]any, error) {
 	}
 	if o.n <= 0 || o.runs <= 0 || o.creators <= 0 || o.concurrency <= 0 {
 		return nil, nil, errors.New("-n, -runs, -creators and -concurrency must be positive")
+	}
+	if o.restartSignal != "KILL" && o.restartSignal != "TERM" {
+		return nil, nil, errors.New("-restart-signal must be KILL or TERM")
 	}
 	if o.rolloutGroups < 0 || o.rolloutGroups > 64 {
 		return nil, nil, errors.New("-rollout-groups must be from 0 to 64 (a rolloutStrategy has at most 64 groups)")
@@ -275,6 +287,17 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 		if r.Rest, err = e.atRest(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if !opts.skipRestart {
+		// After the at-rest window, with every Workload Ready and the controller quiet,
+		// and before the phases that change templates and objects: the restart must
+		// find nothing to do.
+		logf("restart: SIG%s to the controller, then the same binary and flags", opts.restartSignal)
+		if r.Restart, err = e.restart(ctx, t, n); err != nil {
+			return nil, err
+		}
+		logf("restart: ready after %.1f s, leader after %.1f s, every Workload reconciled after %.1f s; %.0f writes, %d condition transitions",
+			r.Restart.ReadySeconds, r.Restart.LeaderSeconds, r.Restart.ReconciledSeconds, r.Restart.Writes, r.Restart.Transitions)
 	}
 	if !opts.skipPropagation {
 		logf("propagation: flipping %d objects", min(opts.k, n))

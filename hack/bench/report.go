@@ -22,6 +22,7 @@ type runResult struct {
 	Convergence *convergenceResult `json:"convergence"`
 	Settle      *settleResult      `json:"settle,omitempty"`
 	Rest        *restResult        `json:"rest,omitempty"`
+	Restart     *restartResult     `json:"restart,omitempty"`
 	Propagation *propagationResult `json:"propagation,omitempty"`
 	Rollout     *rolloutResult     `json:"rollout,omitempty"`
 	Isolation   *isolationResult   `json:"isolation,omitempty"`
@@ -160,6 +161,7 @@ var figureDefs = slices.Concat([]figureDef{
 			}
 			return r.Rest.RequestsPerSecondWithLease, true
 		}},
+}, restartFigures(), []figureDef{
 	{key: "propagationP50", label: "Propagation: stamped object → owner ResourcesHealthy, p50", unit: "ms",
 		value: func(r *runResult) (float64, bool) {
 			if r.Propagation == nil {
@@ -361,6 +363,13 @@ func printDetails(w io.Writer, r *runResult) {
 	if r.Rest != nil {
 		fmt.Fprintf(w, "At rest over %.0f s: %s; controller CPU %.2f s; %0.f reconciles\n",
 			r.Rest.WindowSeconds, bucketSummary(r.Rest.Requests), r.Rest.ControllerCPUSeconds, r.Rest.Reconciles)
+	}
+	if rs := r.Restart; rs != nil {
+		fmt.Fprintf(w, "Restart (SIG%s): ready %.1f s, leader %.1f s, every Workload reconciled %.1f s, quiet %.1f s after the start%s; reconciles by result: %s; %s; Events since the start: %s; writes by the API server's count (every client): %s; the watch saw %d status changes to %d Workloads, %d transitions (%s); controller CPU %.2f s, peak RSS %.1f MiB\n",
+			rs.Signal, rs.ReadySeconds, rs.LeaderSeconds, rs.ReconciledSeconds, rs.QuietSeconds,
+			map[bool]string{true: " (not quiet when the settle timed out)", false: ""}[rs.QuietTimedOut],
+			formatCounts(rs.Reconciles), bucketSummary(rs.Requests), formatCounts(rs.EventsSince), formatCounts(rs.WritesByVerbResource),
+			rs.StatusChanges, rs.WorkloadsChanged, rs.Transitions, formatIntCounts(rs.TransitionsBy), rs.ControllerCPUSeconds, rs.PeakRSSMiB)
 	}
 	if p := r.Propagation; p != nil {
 		fmt.Fprintf(w, "Propagation over %d objects: to unhealthy p50 %.1f ms p99 %.1f ms; back to healthy p50 %.1f ms p99 %.1f ms; max %.1f ms; %d timeouts\n",

@@ -102,7 +102,8 @@ feed:
 // tracker follows the bench Workloads through one watch (an informer, which resumes
 // after a dropped watch without polling): when each first became Ready at its current
 // generation, each one's ResourcesHealthy status for the propagation probe, and its
-// blueprint revision and status changes for the rollout phase.
+// blueprint revision and status changes for the rollout phase, and status transitions
+// for the restart phase.
 type tracker struct {
 	mu       sync.Mutex
 	want     int
@@ -115,6 +116,9 @@ type tracker struct {
 	// marks, while recording (not nil), are each Workload's status changes in the order
 	// seen, each as the rollout record it left.
 	marks map[string][]rolloutMark
+	// transitions, while the restart phase records (not nil), takes in every status
+	// change.
+	transitions *transitionLog
 }
 
 // rolloutMark is the rollout record a Workload's status change left: zero when it has none.
@@ -184,6 +188,9 @@ func (t *tracker) observe(old, wl *v1alpha1.Workload) {
 			m = rolloutMark{revision: ro.Revision, state: ro.State}
 		}
 		t.marks[wl.Name] = append(t.marks[wl.Name], m)
+	}
+	if t.transitions != nil && old != nil {
+		t.transitions.add(wl.Name, &old.Status, &wl.Status)
 	}
 	if _, seen := t.ready[wl.Name]; !seen && isReady(wl) {
 		t.ready[wl.Name] = now
