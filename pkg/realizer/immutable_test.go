@@ -11,11 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
@@ -84,7 +86,13 @@ func TestReconcileForgetsCreatedObjectsOfGoneOwners(t *testing.T) {
 	deleting.Finalizers = []string{"example.com/hold"}
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(deleting).Build()
-	r := &OwnerReconciler{kind: workloadKind, client: cl, echoes: &echoes{}}
+	goneReq := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "apps", Name: "gone"}}
+	gizmo := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gizmo"}
+	w := &watcher{
+		waiting: map[string]map[reconcile.Request]bool{"example.com": {goneReq: true}},
+		kinds:   map[schema.GroupVersionKind]*kindWatch{gizmo: {waiters: map[reconcile.Request]bool{goneReq: true}}},
+	}
+	r := &OwnerReconciler{kind: workloadKind, client: cl, echoes: &echoes{}, watch: w}
 	gone := workloadNamed("gone", "uid-g")
 	r.created.remember(gone, "run", createdObject("a"))
 	r.created.remember(deleting, "run", createdObject("b"))
@@ -95,6 +103,9 @@ func TestReconcileForgetsCreatedObjectsOfGoneOwners(t *testing.T) {
 	}
 	if n := r.created.len(); n != 0 {
 		t.Errorf("%d owners still have created objects remembered, want 0", n)
+	}
+	if len(w.waiting) != 0 || len(w.kinds[gizmo].waiters) != 0 {
+		t.Errorf("the gone owner still waits for a kind: %v, %v", w.waiting, w.kinds[gizmo].waiters)
 	}
 }
 

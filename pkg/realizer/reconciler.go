@@ -148,12 +148,12 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	owner := r.kind.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, owner); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.created.forgetOwner(req.NamespacedName)
+			r.forget(req)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !owner.GetDeletionTimestamp().IsZero() {
-		r.created.forgetOwner(req.NamespacedName)
+		r.forget(req)
 		return ctrl.Result{}, nil // stamped objects go with it through owner references
 	}
 	if r.echoes.awaitEcho(ownerKey(owner)) {
@@ -208,6 +208,13 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		return r.expire(ctx, owner, complete)
 	}
 	return ctrl.Result{}, nil
+}
+
+// forget drops what the reconciler keeps about an owner that is gone or going: nothing
+// grows with the history of owners that no longer exist (DESIGN §12).
+func (r *OwnerReconciler) forget(req ctrl.Request) {
+	r.created.forgetOwner(req.NamespacedName)
+	r.watch.forget(req)
 }
 
 // panicked turns a panic while realizing an owner into its Ready condition (the detail

@@ -390,6 +390,21 @@ func (w *watcher) wait(group string, owner reconcile.Request) {
 	w.waiting[group][owner] = true
 }
 
+// forget drops owner from every wait: it is gone.
+func (w *watcher) forget(owner reconcile.Request) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for group, owners := range w.waiting {
+		delete(owners, owner)
+		if len(owners) == 0 {
+			delete(w.waiting, group)
+		}
+	}
+	for _, kw := range w.kinds {
+		delete(kw.waiters, owner)
+	}
+}
+
 // errCRDDeleting is why a kind whose CRD is being deleted is not served: writing to
 // it would recreate the objects the deletion waits to see gone, and stall it.
 var errCRDDeleting = errors.New("its CustomResourceDefinition is being deleted")
