@@ -117,12 +117,17 @@ func (e *ExpressionError) Unwrap() error { return e.Kind }
 // Program is a compiled CEL expression over `object`. Programs are compiled once per expression
 // text and cached; a Program is safe for concurrent use.
 //
-// There is one cel.Program per expression, and it is built with cel-go's cost limit and interrupt
-// check: no evaluation can run without them.
+// There are two cel.Programs per expression, planned from the same AST with the same guard on
+// every call that allocates: program, with cel-go's cost tracker, cost limit and interrupt check,
+// and untracked, with none of them. An evaluation runs untracked only when the expression's
+// static bound (see staticCost) says that neither the cost limit nor the scope's budget could
+// stop it; static is nil when the expression has no such bound, and every evaluation is tracked.
 type Program struct {
 	expression string
 	output     *cel.Type
 	program    cel.Program
+	untracked  cel.Program
+	static     *staticCost
 }
 
 // compiled is a cache entry; once makes concurrent first uses compile the expression once.
@@ -213,7 +218,18 @@ func compileCEL(expression string) (program *Program, err error) {
 	if err != nil {
 		return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: err.Error()}
 	}
-	return &Program{expression: expression, output: ast.OutputType(), program: prg}, nil
+	p := &Program{expression: expression, output: ast.OutputType(), program: prg}
+	if p.static = newStaticCost(ce.env, expression); p.static != nil {
+		p.untracked, err = ce.env.Program(ast,
+			cel.CustomDecorator(guardDecorator(ce.disp)),
+			cel.EvalOptions(cel.OptOptimize),
+			cel.InterruptCheckFrequency(celInterruptCheckFrequency),
+		)
+		if err != nil {
+			return nil, &ExpressionError{Expression: expression, Kind: ErrInvalidExpression, Detail: err.Error()}
+		}
+	}
+	return p, nil
 }
 
 func (p *Program) checkOutput(want ResultType) error {

@@ -91,29 +91,46 @@ func (p *Program) eval(s *Scope) (ref.Val, error) {
 	return r.val, r.err
 }
 
-// run evaluates the program over the scope's object once, under its per-call limits.
+// run evaluates the program over the scope's object once, under its per-call limits. When the
+// expression's static bound at the sizes of what it reads is within the per-call cost limit and
+// the scope's remaining budget, the tracker could not stop the evaluation: it runs untracked and
+// is charged the bound, which is at least what the tracker would have counted (see staticCost).
+// Otherwise it runs tracked and is charged what the tracker counted.
 func (p *Program) run(s *Scope) outcome {
+	if p.static != nil {
+		if n, ok := p.static.paths.measure(s.activation.object); ok {
+			if bound, ok := p.static.bound(n); ok && bound <= s.remaining {
+				return p.runUntracked(s, bound)
+			}
+		}
+	}
+	return p.runTracked(s)
+}
+
+// runUntracked evaluates the untracked program and charges bound. The guard still refuses calls
+// that would allocate too much, and the time limit still holds.
+func (p *Program) runUntracked(s *Scope, bound uint64) outcome {
+	deadline := startDeadline(callTimeLimit)
+	out, _, err := p.untracked.ContextEval(deadline, &s.activation)
+	timedOut := err != nil && deadline.Err() != nil
+	deadline.release()
+	if r, stopped := p.stopped(err, timedOut); stopped {
+		return r
+	}
+	if err != nil {
+		return outcome{cost: bound, err: p.classify(err)}
+	}
+	return outcome{cost: bound, val: out}
+}
+
+// runTracked evaluates the tracked program, which stops at the per-call cost limit.
+func (p *Program) runTracked(s *Scope) outcome {
 	deadline := startDeadline(callTimeLimit)
 	out, details, err := p.program.ContextEval(deadline, &s.activation)
 	timedOut := err != nil && deadline.Err() != nil
 	deadline.release()
-	var cancelled interpreter.EvalCancelledError
-	var refused *limitError
-	switch {
-	case errors.As(err, &refused):
-		// A call refused before it ran, whether or not the time ran out meanwhile: charged like
-		// an evaluation the cost limit stopped, since that is what it would have come to.
-		return outcome{stopped: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
-			Kind: ErrCostLimitExceeded, Detail: refused.Error()}}
-	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
-		return outcome{stopped: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
-			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}}
-	case timedOut:
-		// An interrupted comprehension evaluates to an error ("operation interrupted") that
-		// cel-go does not type; an error once the time is up is the interruption's, or close
-		// enough to it that calling it a timeout is true.
-		return outcome{stopped: true, timedOut: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
-			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("evaluation stopped after %s", callTimeLimit)}}
+	if r, stopped := p.stopped(err, timedOut); stopped {
+		return r
 	}
 	var cost uint64
 	if details != nil && details.ActualCost() != nil {
@@ -123,6 +140,33 @@ func (p *Program) run(s *Scope) outcome {
 		return outcome{cost: cost, err: p.classify(err)}
 	}
 	return outcome{cost: cost, val: out}
+}
+
+// stopped returns the outcome of an evaluation that a limit stopped, charged the whole per-call
+// cost limit, and whether err says one did.
+func (p *Program) stopped(err error, timedOut bool) (outcome, bool) {
+	if err == nil {
+		return outcome{}, false
+	}
+	var cancelled interpreter.EvalCancelledError
+	var refused *limitError
+	switch {
+	case errors.As(err, &refused):
+		// A call refused before it ran, whether or not the time ran out meanwhile: charged like
+		// an evaluation the cost limit stopped, since that is what it would have come to.
+		return outcome{stopped: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
+			Kind: ErrCostLimitExceeded, Detail: refused.Error()}}, true
+	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
+		return outcome{stopped: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
+			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("cost limit of %d exceeded by one evaluation", CELCallCostLimit)}}, true
+	case timedOut:
+		// An interrupted comprehension evaluates to an error ("operation interrupted") that
+		// cel-go does not type; an error once the time is up is the interruption's, or close
+		// enough to it that calling it a timeout is true.
+		return outcome{stopped: true, timedOut: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
+			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("evaluation stopped after %s", callTimeLimit)}}, true
+	}
+	return outcome{}, false
 }
 
 // charge takes cost from the remaining budget and reports whether it was there to take.
