@@ -194,7 +194,7 @@ func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.Stam
 // not served.
 func (rz *realization) write(gvk schema.GroupVersionKind, do func(context.Context) error) error {
 	if err := rz.r.watch.beginWrite(gvk, ownerRequest(rz.owner)); err != nil {
-		rz.syncing = true
+		rz.syncing = errors.Is(err, errKindSyncing)
 		return err
 	}
 	ctx, cancel := context.WithTimeout(rz.ctx, writeTimeout)

@@ -41,7 +41,7 @@ const probeAfter = 3 * time.Second
 
 // writeTimeout bounds one write of a stamped object. The API server answers a write in
 // milliseconds unless a webhook of the kind (conversion or admission) hangs, which can
-// take it 30 s and more; the kind is then stalled (see stalledWrite).
+// take it 30 s and more; the kind is then stalled (see beginWrite).
 const writeTimeout = 5 * time.Second
 
 // Backoff of a kind whose writes time out: the first write after minStallBackoff tries
@@ -68,7 +68,7 @@ const syncWait = 30 * time.Second
 // write to it is in flight. Nothing is written meanwhile, neither objects nor status: an
 // owner's status says what the cache saw, and a half-filled cache saw nothing. The owner
 // is re-queued when the kind syncs, or when the write in flight ends.
-var errKindSyncing = errors.New("a stamped kind's informer has not synced yet")
+var errKindSyncing = errors.New("a stamped kind is not ready for this owner yet")
 
 // crdGVK is the kind whose deletion removes the informers of the kinds it defined.
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
@@ -134,8 +134,8 @@ type kindWatch struct {
 	waiters map[reconcile.Request]bool
 	// notServed is the API server's answer to the last probe, while it failed.
 	notServed error
-	// stalled is a write to the kind that timed out, until one succeeds; retryAt is when
-	// the next write may try (see stalledWrite).
+	// stalled is a write to the kind that timed out, until one is answered in time;
+	// retryAt is when the next write may try (see beginWrite).
 	stalled error
 	retryAt time.Time
 	backoff time.Duration
@@ -173,8 +173,8 @@ func (w *watcher) synced(gvk schema.GroupVersionKind) *kindWatch {
 // gives a *notServedError, and owner is re-queued when it syncs or when a CRD of the
 // kind's group changes.
 func (w *watcher) ensure(gvk schema.GroupVersionKind, owner reconcile.Request) error {
-	if kw := w.synced(gvk); kw != nil {
-		return w.stalledWrite(gvk, kw)
+	if w.synced(gvk) != nil {
+		return nil
 	}
 	mapping, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
@@ -212,35 +212,30 @@ func (w *watcher) ensure(gvk schema.GroupVersionKind, owner reconcile.Request) e
 	return errKindSyncing
 }
 
-// stalledWrite is a *notServedError while writes to gvk time out and the next try is not
-// due: then an owner of the kind reports it at once instead of holding a worker until its
-// own write times out. When a try is due, one caller is let through, and the others wait
-// for its outcome (see written).
-func (w *watcher) stalledWrite(gvk schema.GroupVersionKind, kw *kindWatch) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if kw.stalled == nil {
-		return nil
-	}
-	if now := time.Now(); now.After(kw.retryAt) {
-		kw.retryAt = now.Add(writeTimeout + kw.backoff) // one try at a time
-		return nil
-	}
-	return &notServedError{gvk: gvk, err: fmt.Errorf("a write timed out: %w", kw.stalled)}
-}
-
-// beginWrite lets a write to gvk for owner go, or gives errKindSyncing while the kind has
-// not answered a write in time yet and another write to it is in flight: so when a kind's
-// webhook hangs, one worker waits for it, not every worker that reaches one of its owners.
-// The owner is re-queued when that write ends. Every write let go ends with written.
+// beginWrite lets a write to gvk for owner go, or says why not:
+//   - while the kind's writes time out (it is stalled) and its next try is not due, a
+//     *notServedError, so that the owner reports it at once instead of holding a worker
+//     until its own write times out; when a try is due, this write is it;
+//   - while the kind has not answered a write in time yet and another write to it is in
+//     flight, errKindSyncing: so when a kind's webhook hangs, one worker waits for it, not
+//     every worker that reaches one of its owners. The owner is re-queued when that write
+//     ends.
+//
+// Every write let go ends with written.
 func (w *watcher) beginWrite(gvk schema.GroupVersionKind, owner reconcile.Request) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	kw := w.kinds[gvk]
-	if kw == nil {
+	switch {
+	case kw == nil:
 		return nil
-	}
-	if !kw.proven && kw.inflight > 0 {
+	case kw.stalled != nil:
+		now := time.Now()
+		if now.Before(kw.retryAt) {
+			return &notServedError{gvk: gvk, err: fmt.Errorf("a write timed out: %w", kw.stalled)}
+		}
+		kw.retryAt = now.Add(writeTimeout + kw.backoff) // this write is the one try
+	case !kw.proven && kw.inflight > 0:
 		if kw.waiters == nil {
 			kw.waiters = map[reconcile.Request]bool{}
 		}

@@ -38,7 +38,7 @@ func TestKindWrites(t *testing.T) {
 		t.Fatalf("%d owners re-queued after the write in flight ended, want 1 (b)", q.Len())
 	}
 	var notServed *notServedError
-	if err := w.stalledWrite(gvk, kw); !errors.As(err, &notServed) {
+	if err := w.beginWrite(gvk, owner("b")); !errors.As(err, &notServed) {
 		t.Fatalf("write after a timeout: %v, want the kind not served", err)
 	}
 	if kw.backoff != minStallBackoff {
@@ -46,14 +46,11 @@ func TestKindWrites(t *testing.T) {
 	}
 
 	kw.retryAt = time.Now().Add(-time.Second) // the backoff has passed
-	if err := w.stalledWrite(gvk, kw); err != nil {
+	if err := w.beginWrite(gvk, owner("c")); err != nil {
 		t.Fatalf("first write after the backoff: %v, want it let go", err)
 	}
-	if err := w.stalledWrite(gvk, kw); !errors.As(err, &notServed) {
+	if err := w.beginWrite(gvk, owner("d")); !errors.As(err, &notServed) {
 		t.Fatalf("second write after the backoff, while the first tries: %v, want the kind not served", err)
-	}
-	if err := w.beginWrite(gvk, owner("c")); err != nil {
-		t.Fatal(err)
 	}
 	w.written(gvk, apierrors.NewTimeoutError("webhook", 30))
 	if kw.backoff != 2*minStallBackoff {
@@ -61,16 +58,13 @@ func TestKindWrites(t *testing.T) {
 	}
 
 	kw.retryAt = time.Now().Add(-time.Second)
-	if err := w.stalledWrite(gvk, kw); err != nil {
-		t.Fatal(err)
-	}
 	if err := w.beginWrite(gvk, owner("d")); err != nil {
 		t.Fatal(err)
 	}
 	// A rejection is an answer in time: the kind's webhooks work again.
 	w.written(gvk, apierrors.NewBadRequest("invalid"))
-	if err := w.stalledWrite(gvk, kw); err != nil || !kw.proven || kw.backoff != 0 {
-		t.Fatalf("after an answer in time: stalled %v, proven %t, backoff %s; want no stall, proven, no backoff", err, kw.proven, kw.backoff)
+	if kw.stalled != nil || !kw.proven || kw.backoff != 0 {
+		t.Fatalf("after an answer in time: stalled %v, proven %t, backoff %s; want no stall, proven, no backoff", kw.stalled, kw.proven, kw.backoff)
 	}
 	for _, name := range []string{"e", "f"} {
 		if err := w.beginWrite(gvk, owner(name)); err != nil {
