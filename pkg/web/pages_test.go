@@ -50,19 +50,25 @@ func TestPagesEscapeStatusAndForbidInlineCode(t *testing.T) {
 
 func TestOnlyLoopbackHostsAreServed(t *testing.T) {
 	ts := serve(t, web.NewStore(), web.Options{})
-	for host, want := range map[string]int{
+	checkHosts(t, ts.URL, map[string]int{
 		"127.0.0.1:8080": http.StatusOK, "localhost:8080": http.StatusOK, "[::1]:8080": http.StatusOK, "localhost": http.StatusOK,
 		"attacker.example:8080": http.StatusMisdirectedRequest, "10.0.0.1:8080": http.StatusMisdirectedRequest,
-	} {
-		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/", nil)
+	})
+}
+
+// checkHosts asks url for / with each Host header and checks the status it answers.
+func checkHosts(t *testing.T, url string, want map[string]int) {
+	t.Helper()
+	for host, code := range want {
+		req, _ := http.NewRequest(http.MethodGet, url+"/", nil)
 		req.Host = host
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("Host %s: %s, want %d", host, resp.Status, want)
+		if resp.StatusCode != code {
+			t.Errorf("Host %s: %s, want %d", host, resp.Status, code)
 		}
 	}
 }
