@@ -28,15 +28,23 @@ type outcome struct {
 	timedOut bool
 }
 
+// maxMemoString is the longest string result the memo keeps. A message is a line or two; a
+// string result can be as large as a field of the object (a megabyte), and the memo holds
+// 16,384 object versions, so without a bound its size in bytes would be the objects'.
+const maxMemoString = 1024
+
 // memoizable reports whether r may be given again for the same object version: an evaluation
 // is a function of the program and the object, except when the clock stopped it, and only
-// results that hold nothing of the object are kept, so the memo pins no old objects.
+// results that hold nothing of the object are kept, so the memo pins no old objects, and
+// strings only up to maxMemoString bytes.
 func (r outcome) memoizable() bool {
 	if r.timedOut {
 		return false
 	}
-	switch r.val.(type) {
-	case nil, types.Bool, types.String, types.Int, types.Uint, types.Double, types.Null:
+	switch v := r.val.(type) {
+	case types.String:
+		return len(v) <= maxMemoString
+	case nil, types.Bool, types.Int, types.Uint, types.Double, types.Null:
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,6 +101,37 @@ func TestMemoForgetsTimeouts(t *testing.T) {
 	callTimeLimit = time.Minute
 	if ok, err := p.EvalBool(NewScope(obj)); err != nil || !ok {
 		t.Errorf("EvalBool = %v, %v; want true, nil", ok, err)
+	}
+}
+
+// TestMemoKeepsShortStringsOnly: a string result longer than maxMemoString is not kept, so
+// the memo's size in bytes does not follow the objects'; a short one is.
+func TestMemoKeepsShortStringsOnly(t *testing.T) {
+	p, err := CompileCEL(`object.data.text`, ResultString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		size int
+		kept bool
+	}{{"short", 10, true}, {"at the bound", maxMemoString, true}, {"long", maxMemoString + 1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := versioned(fresh("memo-string"), "1", 1)
+			obj["data"] = map[string]any{"text": strings.Repeat("a", tc.size)}
+			if _, err := p.EvalString(NewScope(obj)); err != nil {
+				t.Fatal(err)
+			}
+			// Changed in place, under the same version: only an evaluation run again sees it.
+			obj["data"] = map[string]any{"text": "changed"}
+			got, err := p.EvalString(NewScope(obj))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := got != "changed"; kept != tc.kept {
+				t.Errorf("a %d-byte result was kept: %t, want %t", tc.size, kept, tc.kept)
+			}
+		})
 	}
 }
 
