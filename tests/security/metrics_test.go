@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
@@ -27,14 +26,7 @@ import (
 // ServiceAccount bound to config/rbac's surveyor-metrics-reader (200); plain HTTP gets
 // no metrics at all.
 func TestMetricsNeedAuthenticationAndAuthorization(t *testing.T) {
-	kubeconfig, err := env.Cluster.ServiceAccountKubeconfig(ctx, harness.ControllerNamespace, harness.ControllerAccount)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := controllerConfig(t)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)

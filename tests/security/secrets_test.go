@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -182,14 +183,7 @@ func keyedDigest(t *testing.T, v any) string {
 // with the suite's (Env.ReconcilesOf).
 func restartController(t *testing.T) {
 	t.Helper()
-	kubeconfig, err := env.Cluster.ServiceAccountKubeconfig(ctx, harness.ControllerNamespace, harness.ControllerAccount)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := controllerConfig(t)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: env.Scheme, Cache: realizer.CacheOptions(),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
@@ -221,12 +215,7 @@ func TestSecretInRejectionIsRedacted(t *testing.T) {
 	serviceAccount(t, ns, "stamper", "secrets", "configmaps")
 	encoded := base64.StdEncoding.EncodeToString([]byte(secretValue))
 	env.CreateAll(ctx, t,
-		&v1alpha1.ClusterConfigTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: name + "-secret"},
-			Spec: v1alpha1.ClusterConfigTemplateSpec{ConfigPath: ".data.token", TemplateSpec: v1alpha1.TemplateSpec{
-				Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "Secret",
-					"metadata": {"name": "$(workload.metadata.name)$-secret"}, "data": {"token": "`+encoded+`"}}`)}},
-		},
+		secretOutputTemplate(t, name+"-secret", encoded),
 		&v1alpha1.ClusterTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-label"},
 			Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
@@ -344,12 +333,7 @@ func TestSecretDerivedOutputsAreRedacted(t *testing.T) {
 	serviceAccount(t, ns, "stamper", "secrets", "configmaps")
 	encoded := base64.StdEncoding.EncodeToString([]byte(secretValue))
 	env.CreateAll(ctx, t,
-		&v1alpha1.ClusterConfigTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: name + "-secret"},
-			Spec: v1alpha1.ClusterConfigTemplateSpec{ConfigPath: ".data.token", TemplateSpec: v1alpha1.TemplateSpec{
-				Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "Secret",
-					"metadata": {"name": "$(workload.metadata.name)$-secret"}, "data": {"token": "`+encoded+`"}}`)}},
-		},
+		secretOutputTemplate(t, name+"-secret", encoded),
 		&v1alpha1.ClusterConfigTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-copy"},
 			Spec: v1alpha1.ClusterConfigTemplateSpec{ConfigPath: ".data.copied", TemplateSpec: v1alpha1.TemplateSpec{
@@ -397,4 +381,31 @@ func TestSecretFromStringDataIsNotReapplied(t *testing.T) {
 func applyCount(t *testing.T, resource string) float64 {
 	t.Helper()
 	return env.APIServerMetrics(t).Sum("apiserver_request_total", map[string]string{"verb": "APPLY", "resource": resource})
+}
+
+// secretOutputTemplate is a ClusterConfigTemplate named name that stamps a Secret whose
+// token is encoded (base64) and outputs that token as its config.
+func secretOutputTemplate(t *testing.T, name, encoded string) *v1alpha1.ClusterConfigTemplate {
+	t.Helper()
+	return &v1alpha1.ClusterConfigTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ClusterConfigTemplateSpec{ConfigPath: ".data.token", TemplateSpec: v1alpha1.TemplateSpec{
+			Template: harness.RawTemplate(t, `{"apiVersion": "v1", "kind": "Secret",
+				"metadata": {"name": "$(workload.metadata.name)$-secret"}, "data": {"token": "`+encoded+`"}}`)}},
+	}
+}
+
+// controllerConfig is a client config with the controller's own ServiceAccount, so that
+// what it may do is what its generated role grants.
+func controllerConfig(t *testing.T) *rest.Config {
+	t.Helper()
+	kubeconfig, err := env.Cluster.ServiceAccountKubeconfig(ctx, harness.ControllerNamespace, harness.ControllerAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
