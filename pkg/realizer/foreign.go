@@ -21,9 +21,9 @@ import (
 // its owner (a Workload or a Deliverable; apply.go). The realizer reads an object's
 // fields (health, outputs, the no-write check) only as its owner's stamped object, and
 // an event reaches an owner only through that reference. An object without one is
-// therefore read for nothing but its name and Surveyor's labels, and is kept as that:
-// 30,000 labelled ConfigMaps with 1 KiB of data each hold 18.8 MiB instead of 77.4
-// (BenchmarkForeignObjects), and a stub's size does not grow with the object's.
+// therefore read for nothing but its name and Surveyor's labels, and is kept as that: a
+// stub's size does not grow with the object's (BenchmarkForeignObjects; figures in the
+// README, "Many tenants, one controller").
 // Should one of the realizer's own objects lose its reference, the no-write check
 // finds the stub short of the desired object (which carries the reference) and applies
 // it again, which takes the object back; its full copy returns with that write's event.
