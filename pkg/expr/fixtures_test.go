@@ -1,7 +1,7 @@
 package expr_test
 
 import (
-	"github.com/surveyor-dev/surveyor/pkg/internal/fixtures"
+	"github.com/surveyor-dev/surveyor/internal/fixtures"
 )
 
 // The objects the tests read, shared with package health's tests.

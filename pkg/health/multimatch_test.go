@@ -7,10 +7,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/surveyor-dev/surveyor/internal/fixtures"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
-	"github.com/surveyor-dev/surveyor/pkg/internal/fixtures"
 )
 
 // appYAML is an object with conditions, numbers, booleans, a null and a list of values.

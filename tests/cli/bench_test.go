@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/surveyor-dev/surveyor/hack/tools"
-	"github.com/surveyor-dev/surveyor/tests/harness"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 // benchWorkloads is how many Workloads BenchmarkGetAll lists, spread over benchNamespaces.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surveyor-dev/surveyor/tests/harness"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 var (

@@ -13,10 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
-	"github.com/surveyor-dev/surveyor/tests/harness"
 )
 
 // annotationStampDigest is the realizer's digest of everything it stamped in an object.

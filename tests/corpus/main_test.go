@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/surveyor-dev/surveyor/tests/harness"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 var (

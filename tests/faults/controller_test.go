@@ -11,7 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
-	"github.com/surveyor-dev/surveyor/tests/harness"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 // controller is one Surveyor process the cluster launched.

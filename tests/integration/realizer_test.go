@@ -16,7 +16,7 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 
-	"github.com/surveyor-dev/surveyor/tests/harness"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 // A converged Workload costs nothing: reconciles forced after it is Ready write

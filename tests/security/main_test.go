@@ -14,7 +14,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/surveyor-dev/surveyor/tests/harness"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 var (

@@ -16,8 +16,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/internal/metricsauth"
-	"github.com/surveyor-dev/surveyor/tests/harness"
 )
 
 // The controller's metrics endpoint, as cmd/surveyor serves it and authenticated as the

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
-	"github.com/surveyor-dev/surveyor/tests/harness"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 // writeVerbs are the verbs that change something or grant more than reading does.

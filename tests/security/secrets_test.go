@@ -27,7 +27,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 
-	"github.com/surveyor-dev/surveyor/tests/harness"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 // secretValue is what the stamped Secrets hold; neither it nor its base64 form may appear

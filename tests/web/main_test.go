@@ -29,9 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/web"
-	"github.com/surveyor-dev/surveyor/tests/harness"
 )
 
 var (
