@@ -17,68 +17,18 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
-// kind is a carto.run kind the plugin reads: its resource, how users name it, and how
-// to make one.
-type kind struct {
-	// Kind is the kind, e.g. Workload.
-	Kind string
-	// Resource is its plural resource, e.g. workloads.
-	Resource string
-	// Namespaced kinds are read in a namespace.
-	Namespaced bool
-	// Names are what users may call it on the command line.
-	Names   []string
-	newObj  func() client.Object
-	newList func() runtime.Object
-	// items are the objects of a list of this kind; nil for the blueprint kinds, which
-	// the plugin reads one by one.
-	items func(runtime.Object) []client.Object
-}
+// kind is a carto.run kind the plugin reads, as the table of kinds describes it.
+type kind = v1alpha1.KindInfo
 
 var (
-	workloads = &kind{
-		Kind: v1alpha1.KindWorkload, Resource: "workloads", Namespaced: true,
-		Names:   []string{"workload", "workloads", "wld"},
-		newObj:  func() client.Object { return &v1alpha1.Workload{} },
-		newList: func() runtime.Object { return &v1alpha1.WorkloadList{} },
-		items: func(l runtime.Object) []client.Object {
-			var out []client.Object
-			for i := range l.(*v1alpha1.WorkloadList).Items {
-				out = append(out, &l.(*v1alpha1.WorkloadList).Items[i])
-			}
-			return out
-		},
-	}
-	deliverables = &kind{
-		Kind: v1alpha1.KindDeliverable, Resource: "deliverables", Namespaced: true,
-		Names:   []string{"deliverable", "deliverables", "dlv"},
-		newObj:  func() client.Object { return &v1alpha1.Deliverable{} },
-		newList: func() runtime.Object { return &v1alpha1.DeliverableList{} },
-		items: func(l runtime.Object) []client.Object {
-			var out []client.Object
-			for i := range l.(*v1alpha1.DeliverableList).Items {
-				out = append(out, &l.(*v1alpha1.DeliverableList).Items[i])
-			}
-			return out
-		},
-	}
-	supplyChains = &kind{
-		Kind: v1alpha1.KindClusterSupplyChain, Resource: "clustersupplychains",
-		Names:   []string{"clustersupplychain", "clustersupplychains", "csc", "supplychain"},
-		newObj:  func() client.Object { return &v1alpha1.ClusterSupplyChain{} },
-		newList: func() runtime.Object { return &v1alpha1.ClusterSupplyChainList{} },
-	}
-	deliveries = &kind{
-		Kind: v1alpha1.KindClusterDelivery, Resource: "clusterdeliveries",
-		Names:   []string{"clusterdelivery", "clusterdeliveries", "cd", "delivery"},
-		newObj:  func() client.Object { return &v1alpha1.ClusterDelivery{} },
-		newList: func() runtime.Object { return &v1alpha1.ClusterDeliveryList{} },
-	}
+	workloads    = &v1alpha1.Workloads.KindInfo
+	deliverables = &v1alpha1.Deliverables.KindInfo
+	supplyChains = &v1alpha1.SupplyChains.KindInfo
+	deliveries   = &v1alpha1.Deliveries.KindInfo
 )
 
 // cluster reads carto.run objects with the user's kubeconfig and RBAC.
@@ -120,26 +70,26 @@ func newCluster(flags *genericclioptions.ConfigFlags) (*cluster, error) {
 }
 
 // get reads one object of kind k.
-func (c *cluster) get(ctx context.Context, k *kind, namespace, name string) (client.Object, error) {
-	obj := k.newObj()
+func (c *cluster) get(ctx context.Context, k *kind, namespace, name string) (v1alpha1.Object, error) {
+	obj := k.New()
 	err := c.rest.Get().NamespaceIfScoped(namespace, k.Namespaced).Resource(k.Resource).Name(name).Do(ctx).Into(obj)
 	return obj, explain(err, k, namespace, name)
 }
 
 // list reads the objects of kind k in namespace ("" for all namespaces).
-func (c *cluster) list(ctx context.Context, k *kind, namespace string) ([]client.Object, error) {
-	l := k.newList()
+func (c *cluster) list(ctx context.Context, k *kind, namespace string) ([]v1alpha1.Object, error) {
+	l := k.NewList()
 	err := c.rest.Get().NamespaceIfScoped(namespace, k.Namespaced && namespace != "").Resource(k.Resource).Do(ctx).Into(l)
 	if err != nil {
 		return nil, explain(err, k, namespace, "")
 	}
-	return k.items(l), nil
+	return v1alpha1.Items(l), nil
 }
 
 // watch calls seen with every version of the objects of kind k in namespace (and named
 // name, unless empty), the current ones first, until seen says it is done or ctx ends.
 // It returns the context's error when ctx ends first.
-func (c *cluster) watch(ctx context.Context, k *kind, namespace, name string, seen func(client.Object, bool) (bool, error)) error {
+func (c *cluster) watch(ctx context.Context, k *kind, namespace, name string, seen func(v1alpha1.Object, bool) (bool, error)) error {
 	selector := fields.Everything()
 	if name != "" {
 		selector = fields.OneTermEqualSelector("metadata.name", name)
@@ -149,8 +99,8 @@ func (c *cluster) watch(ctx context.Context, k *kind, namespace, name string, se
 		ns = metav1.NamespaceAll
 	}
 	lw := cache.NewListWatchFromClient(c.rest, k.Resource, ns, selector)
-	_, err := watchtools.UntilWithSync(ctx, lw, k.newObj(), nil, func(e watch.Event) (bool, error) {
-		obj, ok := e.Object.(client.Object)
+	_, err := watchtools.UntilWithSync(ctx, lw, k.New(), nil, func(e watch.Event) (bool, error) {
+		obj, ok := e.Object.(v1alpha1.Object)
 		if !ok {
 			return false, nil
 		}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -48,7 +47,7 @@ func TestObjectOutputsEscapeControlCharacters(t *testing.T) {
 			w := hostile(t)
 			var b bytes.Buffer
 			a := &app{out: &b}
-			if err := a.printObjects([]client.Object{w.DeepCopy()}, workloads, output); err != nil {
+			if err := a.printObjects([]v1alpha1.Object{w.DeepCopy()}, workloads, output); err != nil {
 				t.Fatal(err)
 			}
 			unescaped(t, "-o "+output, b.String())

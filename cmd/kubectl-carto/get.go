@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -129,7 +128,7 @@ func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output stri
 	if err := p.Print(a.out, rows); err != nil || !watch {
 		return err
 	}
-	err = c.watch(ctx, k, ns, "", func(o client.Object, deleted bool) (bool, error) {
+	err = c.watch(ctx, k, ns, "", func(o v1alpha1.Object, deleted bool) (bool, error) {
 		key := o.GetNamespace() + "/" + o.GetName()
 		if deleted || printed[key] == o.GetResourceVersion() {
 			return false, nil
@@ -144,7 +143,7 @@ func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output stri
 // follow prints one owner whenever it changes, until the user stops it.
 func (a *app) follow(ctx context.Context, c *cluster, r ref) error {
 	last := ""
-	err := c.watch(ctx, r.kind, c.namespace, r.name, func(o client.Object, deleted bool) (bool, error) {
+	err := c.watch(ctx, r.kind, c.namespace, r.name, func(o v1alpha1.Object, deleted bool) (bool, error) {
 		if deleted {
 			return true, fmt.Errorf("%s %s/%s was deleted", strings.ToLower(r.kind.Kind), c.namespace, r.name)
 		}
@@ -162,9 +161,9 @@ func (a *app) follow(ctx context.Context, c *cluster, r ref) error {
 
 // printOwner prints one owner with print, or as the object itself in output (yaml or
 // json).
-func (a *app) printOwner(obj client.Object, k *kind, output string, print func(io.Writer, view.Owner, view.Options) error) error {
+func (a *app) printOwner(obj v1alpha1.Object, k *kind, output string, print func(io.Writer, view.Owner, view.Options) error) error {
 	if output != "" {
-		return a.printObjects([]client.Object{obj}, k, output)
+		return a.printObjects([]v1alpha1.Object{obj}, k, output)
 	}
 	opts, err := a.options()
 	if err != nil {
@@ -174,7 +173,7 @@ func (a *app) printOwner(obj client.Object, k *kind, output string, print func(i
 }
 
 // printObjects prints objects as a YAML stream or as JSON (one object, or a List).
-func (a *app) printObjects(objs []client.Object, k *kind, output string) error {
+func (a *app) printObjects(objs []v1alpha1.Object, k *kind, output string) error {
 	for _, o := range objs {
 		o.GetObjectKind().SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(k.Kind))
 		o.SetManagedFields(nil)
@@ -249,7 +248,7 @@ its current generation, and 1 when it is not.`,
 }
 
 // getOwner reads the owner named by arg in the namespace of the flags.
-func (a *app) getOwner(ctx context.Context, arg string) (client.Object, ref, error) {
+func (a *app) getOwner(ctx context.Context, arg string) (v1alpha1.Object, ref, error) {
 	r, err := parseRef(arg, workloads, owners...)
 	if err != nil {
 		return nil, r, err

@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/lint"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
-	"github.com/surveyor-dev/surveyor/pkg/realizer"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/view"
 )
 
@@ -89,7 +89,7 @@ func (a *app) judge(docs []manifest.Document, rule, file string) error {
 	if !found {
 		kindName, name = "", rule
 	}
-	var tpl client.Object
+	var tpl v1alpha1.Template
 	for _, d := range docs {
 		if d.Node.GetName() != name || (kindName != "" && !strings.EqualFold(d.Node.GetKind(), kindName)) {
 			continue
@@ -98,8 +98,8 @@ func (a *app) judge(docs []manifest.Document, rule, file string) error {
 		if err != nil {
 			return err
 		}
-		if len(realizer.Judge(obj, &unstructured.Unstructured{Object: map[string]any{}})) > 0 {
-			tpl = obj
+		if t, ok := obj.(v1alpha1.Template); ok {
+			tpl = t
 		}
 	}
 	if tpl == nil {
@@ -124,5 +124,5 @@ func (a *app) judge(docs []manifest.Document, rule, file string) error {
 	if err != nil {
 		return err
 	}
-	return view.PrintConditions(a.out, realizer.Judge(tpl, live), opts)
+	return view.PrintConditions(a.out, render.Judge(tpl, live), opts)
 }

@@ -11,13 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
-	"github.com/surveyor-dev/surveyor/pkg/realizer"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 	"github.com/surveyor-dev/surveyor/pkg/view"
 )
 
@@ -62,7 +61,7 @@ It exits 1 when a blueprint cannot be selected or a resource cannot be stamped.`
 				}
 				selected = nil
 				for _, o := range in.owners {
-					if o.GetName() == r.name && kindOf(o) == r.kind.Kind {
+					if o.GetName() == r.name && v1alpha1.OwnerKindOf(o).Kind == r.kind.Kind {
 						selected = append(selected, o)
 					}
 				}
@@ -80,7 +79,7 @@ It exits 1 when a blueprint cannot be selected or a resource cannot be stamped.`
 				if o.GetNamespace() == "" {
 					o.SetNamespace(ns)
 				}
-				r, err := realizer.Render(realizer.RenderInput{Owner: o, Objects: in.objects, Observed: in.observed, Outputs: given})
+				r, err := render.Render(render.RenderInput{Owner: o, Objects: in.objects, Observed: in.observed, Outputs: given})
 				if err != nil {
 					return err
 				}
@@ -110,7 +109,7 @@ It exits 1 when a blueprint cannot be selected or a resource cannot be stamped.`
 // renderInput is what render read from its files.
 type renderInput struct {
 	owners   []v1alpha1.Owner
-	objects  []client.Object
+	objects  []v1alpha1.Object
 	observed []*unstructured.Unstructured
 }
 
@@ -183,13 +182,9 @@ func parseInputs(flags []string) (map[string]map[string]any, error) {
 // its blueprint was chosen, then a document per resource, the stamped object with
 // comments saying why, or only comments for a resource that could not be stamped. It
 // returns how many failures (False conditions) there were.
-func writeRendering(b *strings.Builder, o v1alpha1.Owner, r *realizer.Rendering) (int, error) {
-	kind := kindOf(o)
-	owner := strings.ToLower(kind)
-	blueprint := "supply chain"
-	if kind == v1alpha1.KindDeliverable {
-		blueprint = "delivery"
-	}
+func writeRendering(b *strings.Builder, o v1alpha1.Owner, r *render.Rendering) (int, error) {
+	ok := v1alpha1.OwnerKindOf(o)
+	kind, owner, blueprint := ok.Kind, ok.Singular(), ok.Terms.Blueprint
 	head := []string{fmt.Sprintf("%s %s/%s", kind, o.GetNamespace(), o.GetName())}
 	failed := 0
 	switch {
@@ -302,11 +297,11 @@ func paramsLine(params []stamp.Param, blueprint, owner string) string {
 
 func outputsFrom(from string) string {
 	switch from {
-	case realizer.OutputsGiven:
+	case render.OutputsGiven:
 		return "given with --input"
-	case realizer.OutputsObserved:
+	case render.OutputsObserved:
 		return "read from the observed object"
-	case realizer.OutputsPassedThrough:
+	case render.OutputsPassedThrough:
 		return "passed through"
 	}
 	return "read from fields this object sets"
@@ -326,12 +321,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// kindOf is an owner's kind.
-func kindOf(o v1alpha1.Owner) string {
-	if _, ok := o.(*v1alpha1.Deliverable); ok {
-		return v1alpha1.KindDeliverable
-	}
-	return v1alpha1.KindWorkload
 }

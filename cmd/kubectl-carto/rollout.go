@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/view"
@@ -56,7 +55,7 @@ degraded (exit 1).`,
 	return cmd
 }
 
-func (a *app) printRollout(obj client.Object) error {
+func (a *app) printRollout(obj v1alpha1.Object) error {
 	opts, err := a.options()
 	if err != nil {
 		return err
@@ -69,7 +68,7 @@ func (a *app) printRollout(obj client.Object) error {
 func (a *app) followRollout(ctx context.Context, c *cluster, r ref) error {
 	last := ""
 	var degraded *metav1.Condition
-	err := c.watch(ctx, r.kind, "", r.name, func(o client.Object, deleted bool) (bool, error) {
+	err := c.watch(ctx, r.kind, "", r.name, func(o v1alpha1.Object, deleted bool) (bool, error) {
 		if deleted {
 			return true, fmt.Errorf("%s %s was deleted", r.kind.Kind, r.name)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/view"
@@ -82,7 +81,7 @@ func (a *app) wait(ctx context.Context, c *cluster, r ref, goal view.Goal, timeo
 	}
 	var last view.Owner
 	var outcome view.Outcome
-	err := c.watch(ctx, r.kind, c.namespace, r.name, func(o client.Object, deleted bool) (bool, error) {
+	err := c.watch(ctx, r.kind, c.namespace, r.name, func(o v1alpha1.Object, deleted bool) (bool, error) {
 		if deleted {
 			return true, fmt.Errorf("%s %s/%s was deleted", strings.ToLower(r.kind.Kind), c.namespace, r.name)
 		}

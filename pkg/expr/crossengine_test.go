@@ -12,8 +12,8 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/health"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/selector"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // crossObject is the object every path of TestOneAnswerEverywhere reads: as the stamped object
@@ -226,7 +226,7 @@ func whole(values []any) any {
 func checkOutput(t *testing.T, path string, values []any) {
 	t.Helper()
 	obj := &unstructured.Unstructured{Object: crossObject()}
-	got, err := stamp.ReadOutputs(obj, []stamp.OutputPath{{Name: stamp.OutputConfig, Path: path}})
+	got, err := stamp.ReadOutputs(obj, []v1alpha1.OutputPath{{Name: v1alpha1.OutputConfig, Path: path}})
 	var oe *stamp.OutputError
 	if len(values) == 0 || (len(values) == 1 && values[0] == nil) {
 		if !errors.As(err, &oe) {
@@ -238,8 +238,8 @@ func checkOutput(t *testing.T, path string, values []any) {
 		t.Errorf("output path %q: %v", path, err)
 		return
 	}
-	if want := whole(values); !reflect.DeepEqual(got[stamp.OutputConfig], want) {
-		t.Errorf("output path %q = %#v, want %#v", path, got[stamp.OutputConfig], want)
+	if want := whole(values); !reflect.DeepEqual(got[v1alpha1.OutputConfig], want) {
+		t.Errorf("output path %q = %#v, want %#v", path, got[v1alpha1.OutputConfig], want)
 	}
 }
 

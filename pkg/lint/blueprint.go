@@ -7,11 +7,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/selector"
 )
 
 // bpView is a ClusterSupplyChain or a ClusterDelivery as the checks read it.
@@ -43,7 +41,7 @@ type inputView struct {
 	field   string
 }
 
-func blueprintOf(obj client.Object) *bpView {
+func blueprintOf(obj v1alpha1.Object) *bpView {
 	inputs := func(i int, sources, images []v1alpha1.ResourceReference, deployment *v1alpha1.DeploymentReference, configs []v1alpha1.ResourceReference) []inputView {
 		var out []inputView
 		add := func(refs []v1alpha1.ResourceReference, group string, outputs ...string) {
@@ -51,13 +49,13 @@ func blueprintOf(obj client.Object) *bpView {
 				out = append(out, inputView{ref: r, group: group, outputs: outputs, field: fmt.Sprintf("spec.resources[%d].%s[%d].resource", i, group, j)})
 			}
 		}
-		add(sources, "sources", stamp.OutputURL, stamp.OutputRevision)
-		add(images, "images", stamp.OutputImage)
+		add(sources, "sources", v1alpha1.OutputURL, v1alpha1.OutputRevision)
+		add(images, "images", v1alpha1.OutputImage)
 		if deployment != nil {
 			out = append(out, inputView{ref: v1alpha1.ResourceReference{Name: "deployment", Resource: deployment.Resource}, group: "deployment",
-				outputs: []string{stamp.OutputURL, stamp.OutputRevision}, field: fmt.Sprintf("spec.resources[%d].deployment.resource", i)})
+				outputs: []string{v1alpha1.OutputURL, v1alpha1.OutputRevision}, field: fmt.Sprintf("spec.resources[%d].deployment.resource", i)})
 		}
-		add(configs, "configs", stamp.OutputConfig)
+		add(configs, "configs", v1alpha1.OutputConfig)
 		return out
 	}
 	switch o := obj.(type) {
@@ -83,11 +81,11 @@ func blueprintOf(obj client.Object) *bpView {
 func outputsOf(kind string) []string {
 	switch kind {
 	case v1alpha1.KindClusterSourceTemplate, v1alpha1.KindClusterDeploymentTemplate:
-		return []string{stamp.OutputURL, stamp.OutputRevision}
+		return []string{v1alpha1.OutputURL, v1alpha1.OutputRevision}
 	case v1alpha1.KindClusterImageTemplate:
-		return []string{stamp.OutputImage}
+		return []string{v1alpha1.OutputImage}
 	case v1alpha1.KindClusterConfigTemplate:
-		return []string{stamp.OutputConfig}
+		return []string{v1alpha1.OutputConfig}
 	}
 	return nil
 }

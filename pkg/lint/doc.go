@@ -5,7 +5,7 @@
 //
 // The checks are the product's own: the CRDs' schemas and validation rules (embedded
 // from config/crd), health.Validate and workitems.Validate for rules, expr for every
-// jsonpath and $(...)$ tag, selector for every selector, and realizer.Render for the
+// jsonpath and $(...)$ tag, selector for every selector, and render.Render for the
 // owners in the files, which selects their blueprint and stamps their templates as the
 // controller would. It is pure: documents in, problems out.
 package lint

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
@@ -42,7 +41,7 @@ func (p Problem) String() string {
 // entry is a document and what it decoded to.
 type entry struct {
 	doc manifest.Document
-	obj client.Object
+	obj v1alpha1.Object
 }
 
 // linter collects the problems of one set of documents.
@@ -100,7 +99,7 @@ func Lint(ctx context.Context, docs []manifest.Document) []Problem {
 			l.blueprint(e, bp)
 		}
 	}
-	objects := make([]client.Object, 0, len(entries))
+	objects := make([]v1alpha1.Object, 0, len(entries))
 	for _, e := range entries {
 		objects = append(objects, e.obj)
 	}

@@ -6,10 +6,9 @@ import (
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
 // ownerReasons are the failures of an owner that no check of its blueprint or templates
@@ -23,8 +22,8 @@ var ownerReasons = []string{
 // owner renders an owner offline against the blueprints and templates among the
 // documents, as the controller would realize it, and reports what would fail: no
 // blueprint selected, no option chosen, a template that cannot be stamped for it.
-func (l *linter) owner(e entry, o v1alpha1.Owner, objects []client.Object) {
-	r, err := realizer.Render(realizer.RenderInput{Owner: o, Objects: objects})
+func (l *linter) owner(e entry, o v1alpha1.Owner, objects []v1alpha1.Object) {
+	r, err := render.Render(render.RenderInput{Owner: o, Objects: objects})
 	if err != nil {
 		l.at(e, "", "%v", err)
 		return

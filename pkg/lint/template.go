@@ -6,19 +6,18 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
 // templateSpec is the shared spec of a template object and its kind, or nil.
-func templateSpec(obj client.Object) (*v1alpha1.TemplateSpec, string) {
+func templateSpec(obj v1alpha1.Object) (*v1alpha1.TemplateSpec, string) {
 	switch o := obj.(type) {
 	case *v1alpha1.ClusterSourceTemplate:
 		return &o.Spec.TemplateSpec, v1alpha1.KindClusterSourceTemplate
@@ -36,7 +35,7 @@ func templateSpec(obj client.Object) (*v1alpha1.TemplateSpec, string) {
 
 // outputFields are the spec fields holding each output's jsonpath.
 var outputFields = map[string]string{
-	stamp.OutputURL: "urlPath", stamp.OutputRevision: "revisionPath", stamp.OutputImage: "imagePath", stamp.OutputConfig: "configPath",
+	v1alpha1.OutputURL: "urlPath", v1alpha1.OutputRevision: "revisionPath", v1alpha1.OutputImage: "imagePath", v1alpha1.OutputConfig: "configPath",
 }
 
 // contextKeys are the roots a $(...)$ tag can read (DESIGN §3.3, §8).
@@ -64,7 +63,7 @@ func (l *linter) template(e entry, kind string, spec *v1alpha1.TemplateSpec) {
 			}
 		}
 	}
-	for _, out := range stamp.OutputPaths(e.obj) {
+	for _, out := range e.obj.(v1alpha1.Template).GetOutputPaths() {
 		l.path(e, "spec."+outputFields[out.Name], out.Path)
 	}
 	if d, ok := e.obj.(*v1alpha1.ClusterDeploymentTemplate); ok {
@@ -94,8 +93,8 @@ func (l *linter) path(e entry, field, path string) {
 
 // inputFields are the fields of each kind of input a tag may read, by context key.
 var inputFields = map[string][]string{
-	"sources": {stamp.OutputURL, stamp.OutputRevision}, "images": {stamp.OutputImage}, "configs": {stamp.OutputConfig},
-	"source": {stamp.OutputURL, stamp.OutputRevision}, "deployment": {stamp.OutputURL, stamp.OutputRevision},
+	"sources": {v1alpha1.OutputURL, v1alpha1.OutputRevision}, "images": {v1alpha1.OutputImage}, "configs": {v1alpha1.OutputConfig},
+	"source": {v1alpha1.OutputURL, v1alpha1.OutputRevision}, "deployment": {v1alpha1.OutputURL, v1alpha1.OutputRevision},
 }
 
 // tagUse is a tag that reads a param or an input, and where the template has it.

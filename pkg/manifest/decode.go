@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
@@ -38,7 +37,7 @@ func (d Document) JSON() ([]byte, error) {
 // Decode decodes the document: a kind of carto.run/v1alpha1 into its Go type (such as
 // *v1alpha1.Workload), anything else into an *unstructured.Unstructured. An error names
 // the document's file and line.
-func (d Document) Decode() (client.Object, error) {
+func (d Document) Decode() (v1alpha1.Object, error) {
 	b, err := d.JSON()
 	if err != nil {
 		return nil, err
@@ -55,7 +54,7 @@ func (d Document) Decode() (client.Object, error) {
 		if err := json.Unmarshal(b, obj); err != nil {
 			return nil, fmt.Errorf("%s:%d: decoding %s: %w", d.File, d.Line(), gvk.Kind, err)
 		}
-		return obj.(client.Object), nil
+		return obj.(v1alpha1.Object), nil
 	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(b); err != nil {

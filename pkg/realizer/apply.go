@@ -2,10 +2,7 @@ package realizer
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,86 +13,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
-
-// annotationStampDigest holds the digest of the stamp last applied to an object. With
-// the live object holding every stamped field, an equal digest means an apply would
-// change nothing, so none is sent. (A field removed from the template changes the
-// digest, which a subset check alone would miss.)
-const annotationStampDigest = "carto.run/stamp-digest"
-
-// stamp interpolates the template and makes the object the owner's.
-func (rz *realization) stamp(res *resourceSpec, tpl template, in stamp.Inputs) (*unstructured.Unstructured, error) {
-	params, err := stamp.Params(tpl.spec.Params, rz.bp.params, res.params, rz.owner.GetParams())
-	if err != nil {
-		return nil, err
-	}
-	return stampObject(rz.r.kind, rz.owner, rz.object, rz.bp.name, res.name, tpl, params, in)
-}
-
-// stampObject interpolates the template for an owner of kind (object is the owner as
-// templates read it) with the given params and inputs, and makes the object the owner's:
-// its namespace, Surveyor's labels, the owner as controller owner and the digest of it
-// all. It is pure: the controller and the offline renderer (Render) stamp through it.
-func stampObject(kind *ownerKind, owner v1alpha1.Owner, object map[string]any, blueprint, resource string, tpl template, params map[string]any, in stamp.Inputs) (*unstructured.Unstructured, error) {
-	obj, err := stamp.Stamp(tpl.spec.Template.Raw, stamp.NewContext(kind.contextKeys, object, params, in))
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case tpl.spec.IsImmutable() && (obj.GetName() != "" || obj.GetGenerateName() == ""):
-		return nil, fmt.Errorf("a template with lifecycle %s must set metadata.generateName, not metadata.name", tpl.spec.Lifecycle)
-	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.spec.IsImmutable()):
-		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
-	}
-	obj.SetNamespace(owner.GetNamespace())
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range map[string]string{
-		kind.labels.name:                  owner.GetName(),
-		kind.labels.namespace:             owner.GetNamespace(),
-		kind.labels.blueprint:             blueprint,
-		v1alpha1.LabelResourceName:        resource,
-		v1alpha1.LabelTemplateKind:        tpl.kind,
-		v1alpha1.LabelClusterTemplateName: tpl.name,
-	} {
-		labels[k] = v
-	}
-	obj.SetLabels(labels)
-	obj.SetOwnerReferences([]metav1.OwnerReference{{
-		APIVersion: v1alpha1.GroupVersion.String(), Kind: kind.kind,
-		Name: owner.GetName(), UID: owner.GetUID(),
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-	}})
-	digest, err := digestOf(obj.Object)
-	if err != nil {
-		return nil, err
-	}
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[annotationStampDigest] = digest
-	obj.SetAnnotations(annotations)
-	return obj, nil
-}
 
 // apply writes the object as the owner's ServiceAccount, unless the live object
 // already holds every stamped field, and returns the live object. A condition is
 // returned for what the user must fix; an error for what a retry may fix.
-func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.Unstructured) (*unstructured.Unstructured, *metav1.Condition, error) {
+func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Template, obj *unstructured.Unstructured) (*unstructured.Unstructured, *metav1.Condition, error) {
 	gvk := obj.GroupVersionKind()
 	rejected := func(err error) (*unstructured.Unstructured, *metav1.Condition, error) {
-		c := submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
-			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.name, apiMessage(err))
+		c := render.Submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
+			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.Name, apiMessage(err))
 		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 			// Writing to a namespace that exists, only the kind can be missing: its CRD
 			// was deleted (or is being deleted) since the mapping was learnt.
@@ -105,8 +38,8 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 		var notServed *notServedError
 		switch {
 		case errors.As(err, &notServed):
-			c = submitted(metav1.ConditionUnknown, v1alpha1.ReasonKindNotServed,
-				"unable to apply object [%s/%s] for resource [%s]: %v", gvk.Kind, obj.GetName(), res.name, notServed)
+			c = render.Submitted(metav1.ConditionUnknown, v1alpha1.ReasonKindNotServed,
+				"unable to apply object [%s/%s] for resource [%s]: %v", gvk.Kind, obj.GetName(), res.Name, notServed)
 			return nil, &c, fmt.Errorf("%w: %w", errRetryLater, err)
 		case apierrors.IsForbidden(err):
 			// RBAC is fixed outside the owner (a RoleBinding is added) and nothing
@@ -121,7 +54,7 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 	if err := rz.ensure(gvk); err != nil {
 		return rejected(err)
 	}
-	if tpl.spec.IsImmutable() {
+	if tpl.Spec.IsImmutable() {
 		live, err := rz.createImmutable(res, tpl, obj)
 		if err != nil {
 			return rejected(err)
@@ -131,7 +64,7 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 	live, err := rz.r.stamped.get(rz.ctx, gvk, client.ObjectKeyFromObject(obj))
 	switch {
 	case err == nil:
-		if live.GetAnnotations()[annotationStampDigest] == obj.GetAnnotations()[annotationStampDigest] && stamp.Contains(live.Object, asStored(obj).Object) {
+		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && stamp.Contains(live.Object, asStored(obj).Object) {
 			return live, nil, nil
 		}
 	case !apierrors.IsNotFound(err):
@@ -141,8 +74,8 @@ func (rz *realization) apply(res *resourceSpec, tpl template, obj *unstructured.
 	if err != nil {
 		return rejected(err)
 	}
-	rz.events.add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.name)
-	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.name, "kind", gvk.Kind, "name", obj.GetName())
+	rz.events.add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
+	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.Name, "kind", gvk.Kind, "name", obj.GetName())
 	return applied, nil, nil
 }
 
@@ -232,13 +165,13 @@ func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured
 
 // prune deletes objects stamped earlier for resources that are gone from the
 // blueprint or now stamp a different object.
-func (rz *realization) prune(now []*resourceResult) {
+func (rz *realization) prune(now []*render.Result) {
 	current := map[string]v1alpha1.StampedRef{}
 	immutable := map[string]bool{}
 	for _, res := range now {
-		immutable[res.status.Name] = res.immutable
-		if res.status.StampedRef != nil {
-			current[res.status.Name] = *res.status.StampedRef
+		immutable[res.Status.Name] = res.Object != nil && res.Template.Spec.IsImmutable()
+		if res.Status.StampedRef != nil {
+			current[res.Status.Name] = *res.Status.StampedRef
 		}
 	}
 	for _, prev := range rz.prev {
@@ -271,7 +204,7 @@ func (rz *realization) prune(now []*resourceResult) {
 // live object: a Secret's write-only stringData is folded into data, base64-encoded.
 func asStored(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	stringData, ok := obj.Object["stringData"].(map[string]any)
-	if !isSecret(obj) || !ok {
+	if !render.IsSecret(obj) || !ok {
 		return obj
 	}
 	stored := obj.DeepCopy()
@@ -291,16 +224,6 @@ func asStored(obj *unstructured.Unstructured) *unstructured.Unstructured {
 
 func sameObject(a, b v1alpha1.StampedRef) bool {
 	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name
-}
-
-// digestOf is a stable digest of a JSON-encodable value (map keys are sorted).
-func digestOf(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // errRetryLater marks a failure the user sees in the status and that a later retry

@@ -3,8 +3,6 @@ package realizer
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
 // BlueprintReconciler reports whether a blueprint's templates exist: conditions
@@ -30,7 +29,7 @@ import (
 // ClusterDelivery).
 type BlueprintReconciler struct {
 	client   client.Client
-	kind     *blueprintKind
+	kind     *v1alpha1.BlueprintKind
 	recorder record.EventRecorder
 	now      func() metav1.Time
 }
@@ -46,19 +45,19 @@ const ownerBatch = time.Second
 func (r *BlueprintReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
 		ref := o.(v1alpha1.Owner).GetBlueprintRef()
-		if ref == nil || ref.Kind != r.kind.kind {
+		if ref == nil || ref.Kind != r.kind.Kind {
 			return
 		}
-		bp := r.kind.newObject()
-		if r.client.Get(ctx, client.ObjectKey{Name: ref.Name}, bp) != nil || r.kind.of(bp).strategy == nil {
+		bp := r.kind.NewBlueprint()
+		if r.client.Get(ctx, client.ObjectKey{Name: ref.Name}, bp) != nil || render.BlueprintOf(bp).Strategy == nil {
 			return
 		}
 		q.AddAfter(ctrl.Request{NamespacedName: client.ObjectKey{Name: ref.Name}}, ownerBatch)
 	}
-	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(r.kind.kind)).For(r.kind.newObject()).
+	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(r.kind.Kind)).For(r.kind.NewBlueprint()).
 		// An owner's change moves its blueprint's rollout, if it has one: one decision for
 		// the owners' changes of an ownerBatch.
-		Watches(r.ownerKind().newObject(), handler.Funcs{
+		Watches(r.ownerKind().New(), handler.Funcs{
 			CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
 				enqueue(ctx, e.Object, q)
 			},
@@ -69,11 +68,12 @@ func (r *BlueprintReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				enqueue(ctx, e.Object, q)
 			},
 		})
-	for kind, newObj := range templateKinds {
-		b = b.Watches(newObj(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+	for _, tk := range v1alpha1.TemplateKinds {
+		kind := tk.Kind
+		b = b.Watches(tk.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			var reqs []ctrl.Request
 			for _, bp := range blueprintsUsing(ctx, r.client, r.kind, kind, o.GetName()) {
-				reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKey{Name: bp.name}})
+				reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKey{Name: bp.Name}})
 			}
 			return reqs
 		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
@@ -83,38 +83,38 @@ func (r *BlueprintReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile computes the blueprint's status from the templates it references.
 func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := r.kind.newObject()
+	obj := r.kind.NewBlueprint()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := obj.DeepCopyObject().(client.Object)
-	bp := r.kind.of(obj)
-	templates, missing, err := templatesOf(bp, func(ref templateRef) (client.Object, error) {
-		tpl, err := newTemplate(ref.kind)
+	bp := render.BlueprintOf(obj)
+	templates, missing, err := render.TemplatesOf(bp, func(ref render.TemplateRef) (v1alpha1.Template, error) {
+		tpl, err := render.NewTemplate(ref.Kind)
 		if err != nil {
 			return nil, err
 		}
-		return tpl, r.client.Get(ctx, client.ObjectKey{Name: ref.name}, tpl)
+		return tpl, r.client.Get(ctx, client.ObjectKey{Name: ref.Name}, tpl)
 	})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	now := r.now()
 	var plan *rolloutDecision
-	if bp.strategy != nil {
+	if bp.Strategy != nil {
 		var err error
 		if plan, err = r.decideRollout(ctx, obj, bp, templates, len(missing) == 0, now.Time); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	prev := bp.status.DeepCopy()
-	bp.status.ObservedGeneration = bp.generation
-	bp.status.Conditions = mergeConditions(prev.Conditions, append(blueprintConditions(missing, bp.generation), rolloutConditions(plan, bp.generation)...), now)
-	bp.status.Rollout = nil
+	prev := bp.Status.DeepCopy()
+	bp.Status.ObservedGeneration = bp.Generation
+	bp.Status.Conditions = mergeConditions(prev.Conditions, append(render.BlueprintConditions(missing, bp.Generation), rolloutConditions(plan, bp.Generation)...), now)
+	bp.Status.Rollout = nil
 	if plan != nil {
-		bp.status.Rollout = &plan.Status
+		bp.Status.Rollout = &plan.Status
 	}
-	if !equality.Semantic.DeepEqual(prev, bp.status) {
+	if !equality.Semantic.DeepEqual(prev, bp.Status) {
 		// The optimistic lock keeps a decision made from a stale copy from overwriting a newer
 		// one, recording its events twice or pinning an owner; the newer copy's event re-queues.
 		if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
@@ -141,43 +141,4 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 	}
 	return ctrl.Result{RequeueAfter: nextCheck(plan, now.Time)}, nil
-}
-
-// templatesOf reads each template the blueprint references once, with get, and names
-// the resources whose template does not exist (get says not found, or the kind is no
-// template kind), in spec order. Any other error from get is returned.
-func templatesOf(bp *blueprint, get func(templateRef) (client.Object, error)) (templates []client.Object, missing []string, err error) {
-	seen := map[templateRef]bool{}
-	for _, ref := range bp.templateRefs() {
-		if slices.Contains(missing, ref.resource) || seen[ref.template] {
-			continue
-		}
-		tpl, err := get(ref.template)
-		if err != nil {
-			if !apierrors.IsNotFound(err) && !errors.Is(err, errUnknownTemplateKind) {
-				return nil, nil, err
-			}
-			missing = append(missing, ref.resource)
-			continue
-		}
-		seen[ref.template] = true
-		templates = append(templates, tpl)
-	}
-	return templates, missing, nil
-}
-
-// blueprintConditions is TemplatesReady and Ready, given the resources whose template is
-// missing, named in Cartographer's words.
-func blueprintConditions(missing []string, generation int64) []metav1.Condition {
-	ready := metav1.Condition{
-		Type: v1alpha1.ConditionTemplatesReady, Status: metav1.ConditionTrue,
-		Reason: v1alpha1.ReasonReady, ObservedGeneration: generation,
-	}
-	if len(missing) > 0 {
-		ready.Status, ready.Reason = metav1.ConditionFalse, v1alpha1.ReasonTemplatesNotFound
-		ready.Message = fmt.Sprintf("did not find the template of the resource(s) [%s]", strings.Join(missing, ", "))
-	}
-	top := ready
-	top.Type = v1alpha1.ConditionReady
-	return []metav1.Condition{ready, top}
 }

@@ -65,8 +65,8 @@ func ownedByOwnerKind(obj metav1.Object) bool {
 	if err != nil || gv.Group != v1alpha1.GroupVersion.Group {
 		return false
 	}
-	for _, k := range ownerKinds {
-		if ref.Kind == k.kind {
+	for _, k := range v1alpha1.OwnerKinds {
+		if ref.Kind == k.Kind {
 			return true
 		}
 	}

@@ -16,7 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // annotationStampedAt orders the objects of an immutable resource: the time, to the
@@ -29,13 +30,13 @@ const annotationStampedAt = "carto.run/stamped-at"
 // resource was stamped from the same content, and returns the newest object. Old
 // objects are never updated; the oldest finished ones beyond the template's retention
 // policy are deleted.
-func (rz *realization) createImmutable(res *resourceSpec, tpl template, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (rz *realization) createImmutable(res *v1alpha1.BlueprintResource, tpl render.Template, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	objects, err := rz.immutableObjects(res, obj)
 	if err != nil {
 		return nil, err
 	}
 	newest := len(objects) - 1
-	if newest < 0 || objects[newest].GetAnnotations()[annotationStampDigest] != obj.GetAnnotations()[annotationStampDigest] {
+	if newest < 0 || objects[newest].GetAnnotations()[render.AnnotationStampDigest] != obj.GetAnnotations()[render.AnnotationStampDigest] {
 		created := obj.DeepCopy()
 		annotations := created.GetAnnotations()
 		annotations[annotationStampedAt] = rz.r.now().UTC().Format(time.RFC3339Nano)
@@ -46,8 +47,8 @@ func (rz *realization) createImmutable(res *resourceSpec, tpl template, obj *uns
 		if err != nil {
 			return nil, err
 		}
-		rz.r.created.remember(rz.owner, res.name, created)
-		rz.events.add(v1alpha1.EventStampedObjectApplied, "Created %s/%s for resource [%s]", created.GetKind(), created.GetName(), res.name)
+		rz.r.created.remember(rz.owner, res.Name, created)
+		rz.events.add(v1alpha1.EventStampedObjectApplied, "Created %s/%s for resource [%s]", created.GetKind(), created.GetName(), res.Name)
 		objects = append(objects, created)
 	}
 	rz.retain(res, tpl, objects)
@@ -57,11 +58,11 @@ func (rz *realization) createImmutable(res *resourceSpec, tpl template, obj *uns
 // immutableObjects lists the objects stamped for the resource, oldest first, from the
 // label-filtered cache, plus the one this process created last if the cache has not
 // seen it yet (so a quick second reconcile cannot create a duplicate).
-func (rz *realization) immutableObjects(res *resourceSpec, obj *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+func (rz *realization) immutableObjects(res *v1alpha1.BlueprintResource, obj *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	labels := client.MatchingLabels{
-		rz.r.kind.labels.name:      rz.owner.GetName(),
-		rz.r.kind.labels.namespace: rz.owner.GetNamespace(),
-		v1alpha1.LabelResourceName: res.name,
+		rz.r.kind.Labels.Name:      rz.owner.GetName(),
+		rz.r.kind.Labels.Namespace: rz.owner.GetNamespace(),
+		v1alpha1.LabelResourceName: res.Name,
 	}
 	listed, err := rz.r.stamped.list(rz.ctx, obj.GroupVersionKind(), client.InNamespace(rz.owner.GetNamespace()), labels)
 	if err != nil {
@@ -73,10 +74,10 @@ func (rz *realization) immutableObjects(res *resourceSpec, obj *unstructured.Uns
 			objects = append(objects, o)
 		}
 	}
-	if last := rz.r.created.get(rz.owner, res.name); last != nil {
+	if last := rz.r.created.get(rz.owner, res.Name); last != nil {
 		seen := slices.ContainsFunc(objects, func(o *unstructured.Unstructured) bool { return o.GetName() == last.GetName() })
 		if seen {
-			rz.r.created.forget(rz.owner, res.name)
+			rz.r.created.forget(rz.owner, res.Name)
 		} else if last.GroupVersionKind() == obj.GroupVersionKind() {
 			objects = append(objects, last)
 		}
@@ -95,17 +96,17 @@ func (rz *realization) immutableObjects(res *resourceSpec, obj *unstructured.Uns
 // a healthy object is a successful run, an unhealthy one a failed run, and one whose
 // health is unknown is still running and kept. The newest object counts as a run but
 // is never deleted.
-func (rz *realization) retain(res *resourceSpec, tpl template, objects []*unstructured.Unstructured) {
+func (rz *realization) retain(res *v1alpha1.BlueprintResource, tpl render.Template, objects []*unstructured.Unstructured) {
 	policy := v1alpha1.DefaultRetention
-	if tpl.spec.RetentionPolicy != nil {
-		policy = *tpl.spec.RetentionPolicy
+	if tpl.Spec.RetentionPolicy != nil {
+		policy = *tpl.Spec.RetentionPolicy
 	}
 	var succeeded, failed int64
 	for i := len(objects) - 1; i >= 0; i-- {
 		o := objects[i]
-		_, err := stamp.ReadOutputs(o, tpl.outputs)
+		_, err := stamp.ReadOutputs(o, tpl.Outputs)
 		keep := true
-		switch judge(o, tpl, err == nil, nil).Status {
+		switch render.Health(o, tpl, err == nil, nil).Status {
 		case metav1.ConditionTrue:
 			succeeded++
 			keep = succeeded <= policy.MaxSuccessfulRuns
@@ -120,11 +121,11 @@ func (rz *realization) retain(res *resourceSpec, tpl template, objects []*unstru
 		if err != nil {
 			// Not found: deleted already, and the cache has not heard yet.
 			if !apierrors.IsNotFound(err) {
-				logf.FromContext(rz.ctx).Error(err, "deleting an old immutable object", "resource", res.name, "name", o.GetName())
+				logf.FromContext(rz.ctx).Error(err, "deleting an old immutable object", "resource", res.Name, "name", o.GetName())
 			}
 			continue
 		}
-		rz.events.add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.name)
+		rz.events.add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.Name)
 	}
 }
 

@@ -92,7 +92,7 @@ func TestReconcileForgetsCreatedObjectsOfGoneOwners(t *testing.T) {
 		waiting: map[string]map[reconcile.Request]bool{"example.com": {goneReq: true}},
 		kinds:   map[schema.GroupVersionKind]*kindWatch{gizmo: {waiters: map[reconcile.Request]bool{goneReq: true}}},
 	}
-	r := &OwnerReconciler{kind: workloadKind, client: cl, echoes: &echoes{}, watch: w}
+	r := &OwnerReconciler{kind: v1alpha1.Workloads, client: cl, echoes: &echoes{}, watch: w}
 	gone := workloadNamed("gone", "uid-g")
 	r.created.remember(gone, "run", createdObject("a"))
 	r.created.remember(deleting, "run", createdObject("b"))
@@ -138,7 +138,7 @@ func TestReconcileForgetsCreatedObjectsOfCompleteOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &OwnerReconciler{
-		kind: workloadKind, client: cl, echoes: &echoes{}, now: metav1.Now,
+		kind: v1alpha1.Workloads, client: cl, echoes: &echoes{}, now: metav1.Now,
 		status: &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(v1alpha1.KindWorkload), resource: "workloads"},
 	}
 	r.created.remember(done, "run", createdObject("a"))

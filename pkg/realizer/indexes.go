@@ -12,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
 // Cache indexes that let a template or blueprint change re-queue exactly the owners it
@@ -27,19 +28,19 @@ const (
 // kind; call it once before the reconcilers' SetupWithManager.
 func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
-	for _, bk := range blueprintKinds {
-		if err := idx.IndexField(ctx, bk.newObject(), indexTemplates, func(o client.Object) []string {
+	for _, bk := range v1alpha1.BlueprintKinds {
+		if err := idx.IndexField(ctx, bk.New(), indexTemplates, func(o client.Object) []string {
 			var keys []string
-			for _, ref := range bk.of(o).templateRefs() {
-				keys = append(keys, ref.template.String())
+			for _, ref := range render.BlueprintOf(o.(v1alpha1.Blueprint)).TemplateRefs() {
+				keys = append(keys, ref.Template.String())
 			}
 			return keys
 		}); err != nil {
 			return err
 		}
 	}
-	for _, ok := range ownerKinds {
-		if err := idx.IndexField(ctx, ok.newObject(), indexBlueprint, func(o client.Object) []string {
+	for _, ok := range v1alpha1.OwnerKinds {
+		if err := idx.IndexField(ctx, ok.New(), indexBlueprint, func(o client.Object) []string {
 			if ref := o.(v1alpha1.Owner).GetBlueprintRef(); ref != nil && ref.Name != "" {
 				return []string{ref.Name}
 			}
@@ -52,26 +53,26 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // blueprintsUsing lists the blueprints of a kind that reference the template kind/name.
-func blueprintsUsing(ctx context.Context, c client.Reader, bk *blueprintKind, kind, name string) []*blueprint {
-	list := bk.newList()
-	if err := c.List(ctx, list, client.MatchingFields{indexTemplates: templateRef{kind, name}.String()}); err != nil {
-		logf.FromContext(ctx).Error(err, "listing blueprints by template", "kind", bk.kind, "template", kind+"/"+name)
+func blueprintsUsing(ctx context.Context, c client.Reader, bk *v1alpha1.BlueprintKind, kind, name string) []*render.Blueprint {
+	list := bk.NewList()
+	if err := c.List(ctx, list, client.MatchingFields{indexTemplates: render.TemplateRef{Kind: kind, Name: name}.String()}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing blueprints by template", "kind", bk.Kind, "template", kind+"/"+name)
 		return nil
 	}
-	return bk.items(list)
+	return render.BlueprintsOf(list)
 }
 
 // ownersForBlueprint lists the owners a blueprint change can affect: those realized with
 // it, and those its selector could now select (a new or widened blueprint may win them
 // over from another one, or rescue a not-found).
-func ownersForBlueprint(ctx context.Context, c client.Reader, ok *ownerKind, bp *blueprint) []ctrl.Request {
+func ownersForBlueprint(ctx context.Context, c client.Reader, ok *v1alpha1.OwnerKind, bp *render.Blueprint) []ctrl.Request {
 	var reqs requests
-	reqs.add(ctx, c, ok, client.MatchingFields{indexBlueprint: bp.name})
+	reqs.add(ctx, c, ok, client.MatchingFields{indexBlueprint: bp.Name})
 	// Narrow the candidates by the label part of the selector when there is one; a
 	// selector of fields only can match any owner.
 	sel := labels.Everything()
-	if len(bp.selector.Selector) > 0 {
-		sel = labels.SelectorFromSet(bp.selector.Selector)
+	if len(bp.Selector.Selector) > 0 {
+		sel = labels.SelectorFromSet(bp.Selector.Selector)
 	}
 	reqs.add(ctx, c, ok, client.MatchingLabelsSelector{Selector: sel})
 	return reqs.list
@@ -79,10 +80,10 @@ func ownersForBlueprint(ctx context.Context, c client.Reader, ok *ownerKind, bp 
 
 // ownersForTemplate lists the owners realized with a blueprint that references the
 // template kind/name.
-func ownersForTemplate(ctx context.Context, c client.Reader, ok *ownerKind, kind, name string) []ctrl.Request {
+func ownersForTemplate(ctx context.Context, c client.Reader, ok *v1alpha1.OwnerKind, kind, name string) []ctrl.Request {
 	var reqs requests
-	for _, bp := range blueprintsUsing(ctx, c, ok.blueprint, kind, name) {
-		reqs.add(ctx, c, ok, client.MatchingFields{indexBlueprint: bp.name})
+	for _, bp := range blueprintsUsing(ctx, c, ok.Blueprint, kind, name) {
+		reqs.add(ctx, c, ok, client.MatchingFields{indexBlueprint: bp.Name})
 	}
 	return reqs.list
 }
@@ -93,10 +94,10 @@ type requests struct {
 	list []ctrl.Request
 }
 
-func (r *requests) add(ctx context.Context, c client.Reader, ok *ownerKind, opt client.ListOption) {
-	list := ok.newList()
+func (r *requests) add(ctx context.Context, c client.Reader, ok *v1alpha1.OwnerKind, opt client.ListOption) {
+	list := ok.NewList()
 	if err := c.List(ctx, list, opt); err != nil {
-		logf.FromContext(ctx).Error(err, "listing owners", "kind", ok.kind)
+		logf.FromContext(ctx).Error(err, "listing owners", "kind", ok.Kind)
 		return
 	}
 	if r.seen == nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
 // decoded is v decoded from JSON into a new T, so its strings are copies of their own.
@@ -98,7 +99,7 @@ func TestInternTransformSharesStampedMetadata(t *testing.T) {
 		return decoded[corev1.ConfigMap](t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "apps",
 			Labels:          map[string]string{v1alpha1.LabelWorkloadName: name, v1alpha1.LabelSupplyChainName: "web"},
-			Annotations:     map[string]string{annotationStampDigest: name},
+			Annotations:     map[string]string{render.AnnotationStampDigest: name},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "carto.run/v1alpha1", Kind: "Workload", Name: name}},
 		}})
 	}
@@ -118,7 +119,7 @@ func TestInternTransformSharesStampedMetadata(t *testing.T) {
 	if !sameCopy(a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind) || !sameCopy(a.Namespace, b.Namespace) {
 		t.Error("owner kind or namespace: two copies, want one shared")
 	}
-	if a.Labels[v1alpha1.LabelWorkloadName] != "a" || a.Annotations[annotationStampDigest] != "a" || b.OwnerReferences[0].Name != "b" {
+	if a.Labels[v1alpha1.LabelWorkloadName] != "a" || a.Annotations[render.AnnotationStampDigest] != "a" || b.OwnerReferences[0].Name != "b" {
 		t.Errorf("per-object strings changed: %v %v %v", a.Labels, a.Annotations, b.OwnerReferences)
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // The manager's own permissions; `make manifests` turns these markers into config/rbac.
@@ -52,8 +52,8 @@ func CacheOptions() cache.Options {
 		&v1alpha1.BlueprintRevision{}:  everything,
 		crdObject():                    everything, // metadata only: a deleted CRD drops its kinds' informers
 	}
-	for _, newObj := range templateKinds {
-		byObject[newObj()] = everything
+	for _, k := range v1alpha1.TemplateKinds {
+		byObject[k.New()] = everything
 	}
 	// No code reads managedFields (the no-write check compares fields, apply forces
 	// ownership), and they are most of a small object's size: they stay out of memory.
@@ -111,18 +111,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(recorder); err != nil {
 		return err
 	}
-	for _, kind := range blueprintKinds {
+	for _, kind := range v1alpha1.BlueprintKinds {
 		if err := (&BlueprintReconciler{client: mgr.GetClient(), kind: kind, recorder: recorder, now: metav1.Now}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
-	for kind := range templateKinds {
+	for _, kind := range v1alpha1.TemplateKinds {
 		if err := (&TemplateReconciler{Client: mgr.GetClient(), Kind: kind}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
 	imp := newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), maxImpersonatingClients)
-	for _, kind := range ownerKinds {
+	for _, kind := range v1alpha1.OwnerKinds {
 		r, err := newOwnerReconciler(mgr, kind, recorder, imp, stamp.KeyedDigest(key))
 		if err != nil {
 			return err

@@ -53,7 +53,7 @@ func TestPanicStatusKeepsANewerStatus(t *testing.T) {
 			return nil
 		},
 	})
-	r := &OwnerReconciler{kind: workloadKind, client: cache, live: server, echoes: &echoes{}}
+	r := &OwnerReconciler{kind: v1alpha1.Workloads, client: cache, live: server, echoes: &echoes{}}
 	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(wl)}); err == nil {
 		t.Fatal("a panicking reconcile returned no error: the owner would not be retried")
 	}

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
@@ -28,7 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 	"github.com/surveyor-dev/surveyor/pkg/rollout"
 )
 
@@ -47,7 +47,7 @@ const conflictRetry = 200 * time.Millisecond
 // or Deliverables through ClusterDeliveries). It is the only owner reconciler: the kind's
 // descriptor holds everything that differs between owner kinds.
 type OwnerReconciler struct {
-	kind   *ownerKind
+	kind   *v1alpha1.OwnerKind
 	client client.Client // carto.run kinds from the cache
 	// live reads the API server, for what the cache may not have caught up with.
 	live     client.Reader
@@ -69,7 +69,7 @@ type OwnerReconciler struct {
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
 // client and config, stamping through imp (one for every owner kind) and digesting
 // Secret-derived outputs with secretDigest.
-func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.EventRecorder, imp *impersonator, secretDigest stamp.Digester) (*OwnerReconciler, error) {
+func newOwnerReconciler(mgr ctrl.Manager, kind *v1alpha1.OwnerKind, recorder record.EventRecorder, imp *impersonator, secretDigest stamp.Digester) (*OwnerReconciler, error) {
 	status, err := newStatusWriter(mgr, kind)
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 			waiting:  map[string]map[reconcile.Request]bool{},
 			deleting: map[schema.GroupResource]bool{},
 			handler: handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
-				kind.newObject(), handler.OnlyControllerOwner()),
+				kind.NewOwner(), handler.OnlyControllerOwner()),
 		},
 	}, nil
 }
@@ -107,15 +107,16 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *ownerKind, recorder record.Event
 // and a stamped object's change its controller owner (watches added on first use).
 func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	k := r.kind
-	b := ctrl.NewControllerManagedBy(mgr).Named(k.name).
-		Watches(k.newObject(), r.echoes.handler(ownerKey, &handler.EnqueueRequestForObject{})).
-		Watches(k.blueprint.newObject(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
-			return ownersForBlueprint(ctx, r.client, k, k.blueprint.of(o))
-		}), builder.WithPredicates(blueprintSeen(k.blueprint)))
+	b := ctrl.NewControllerManagedBy(mgr).Named(k.Singular()).
+		Watches(k.New(), r.echoes.handler(ownerKey, &handler.EnqueueRequestForObject{})).
+		Watches(k.Blueprint.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+			return ownersForBlueprint(ctx, r.client, k, render.BlueprintOf(o.(v1alpha1.Blueprint)))
+		}), builder.WithPredicates(blueprintSeen(k.Blueprint)))
 	// Owners read a template's spec, never its status, so the template reconciler's
 	// status writes re-queue nothing.
-	for kind, newObj := range templateKinds {
-		b = b.Watches(newObj(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+	for _, tk := range v1alpha1.TemplateKinds {
+		kind := tk.Kind
+		b = b.Watches(tk.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			return ownersForTemplate(ctx, r.client, k, kind, o.GetName())
 		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
@@ -145,7 +146,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 			result, err = r.panicked(ctx, req, p)
 		}
 	}()
-	owner := r.kind.newObject()
+	owner := r.kind.NewOwner()
 	if err := r.client.Get(ctx, req.NamespacedName, owner); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req)
@@ -227,11 +228,11 @@ func (r *OwnerReconciler) forget(req ctrl.Request) {
 // list back. On a conflict the owner is read again from the API server and the
 // condition set on what it holds.
 func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any) (ctrl.Result, error) {
-	err := fmt.Errorf("panic while realizing %s %s: %v", r.kind.name, req.NamespacedName, p)
+	err := fmt.Errorf("panic while realizing %s %s: %v", r.kind.Singular(), req.NamespacedName, p)
 	logf.FromContext(ctx).Error(err, "recovered", "stack", string(debug.Stack()))
 	var read client.Reader = r.client // the cached copy first: it costs no request, and is usually current
 	writeErr := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		owner := r.kind.newObject()
+		owner := r.kind.NewOwner()
 		if err := read.Get(ctx, req.NamespacedName, owner); err != nil {
 			return err
 		}
@@ -241,7 +242,7 @@ func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any)
 		conds := slices.Clone(st.Conditions)
 		meta.SetStatusCondition(&conds, metav1.Condition{
 			Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReconcilePanicked,
-			Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.name),
+			Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.Singular()),
 			ObservedGeneration: owner.GetGeneration(),
 		})
 		st.Conditions = conds
@@ -269,7 +270,7 @@ func (r *OwnerReconciler) expire(ctx context.Context, owner v1alpha1.Owner, comp
 	uid := owner.GetUID()
 	err := r.client.Delete(ctx, owner, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err == nil {
-		logf.FromContext(ctx).Info("deleted finished "+r.kind.name, "ttlSecondsAfterFinished", *ttlSeconds)
+		logf.FromContext(ctx).Info("deleted finished "+r.kind.Singular(), "ttlSecondsAfterFinished", *ttlSeconds)
 	}
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
@@ -279,19 +280,19 @@ func (r *OwnerReconciler) expire(ctx context.Context, owner v1alpha1.Owner, comp
 // nil observation nothing could be observed; with an error as well as an observation, a
 // resource hit a transient failure the observation describes.
 func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, finished bool) (*observation, error) {
-	list := r.kind.blueprint.newList()
+	list := r.kind.Blueprint.NewList()
 	if err := r.client.List(ctx, list); err != nil {
 		return nil, err
 	}
-	object, err := ownerObject(owner, r.kind.kind)
+	o, err := render.NewOwner(owner)
 	if err != nil {
 		return nil, err
 	}
 	obs := &observation{}
-	bp, cond := selectBlueprint(r.kind, object, r.kind.blueprint.items(list))
+	bp, cond := render.SelectBlueprint(o, render.BlueprintsOf(list))
 	obs.blueprint = cond
 	if bp != nil {
-		obs.blueprintRef = &v1alpha1.BlueprintReference{Kind: bp.kind, Name: bp.name}
+		obs.blueprintRef = &v1alpha1.BlueprintReference{Kind: bp.Kind.Kind, Name: bp.Name}
 	}
 	if bp == nil || cond.Status != metav1.ConditionTrue {
 		obs.resources = nil
@@ -299,13 +300,13 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 		return obs, nil
 	}
 
-	if bp.strategy != nil {
+	if bp.Strategy != nil {
 		var untrusted *untrustedRevisionError
 		pinned, record, err := r.pinned(ctx, owner, bp)
 		if errors.As(err, &untrusted) {
 			// Whoever wrote the revision's name into the owner's status does not choose
 			// what is stamped, nor as whom: nothing is, and the owner says why.
-			obs.blueprint = metav1.Condition{Type: r.kind.blueprintReady, Status: metav1.ConditionFalse,
+			obs.blueprint = metav1.Condition{Type: r.kind.BlueprintReady, Status: metav1.ConditionFalse,
 				Reason: v1alpha1.ReasonRevisionNotTrusted, Message: untrusted.Error() + "; nothing is stamped from it"}
 			obs.keepResources = true
 			return obs, nil
@@ -314,31 +315,31 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 			return nil, err
 		}
 		bp, obs.record = pinned, record
-		obs.revision, obs.strategy = bp.revision, bp.strategy
-		if bp.status.Rollout != nil {
-			obs.stable = bp.status.Rollout.StableRevision
+		obs.revision, obs.strategy = bp.Revision, bp.Strategy
+		if bp.Status.Rollout != nil {
+			obs.stable = bp.Status.Rollout.StableRevision
 		}
 	}
 
-	saNamespace, saName := serviceAccount(owner, bp)
+	saNamespace, saName := render.ServiceAccount(owner, bp)
 	cl, err := r.imp.clientFor(saNamespace, saName)
 	if err != nil {
 		return nil, err
 	}
 	rz := &realization{
-		r: r, ctx: ctx, owner: owner, object: object, bp: bp, client: cl,
-		prev: owner.GetOwnerStatus().Resources, byName: map[string]*resourceResult{}, finished: finished,
+		r: r, ctx: ctx, owner: owner, bp: bp, client: cl, prev: owner.GetOwnerStatus().Resources, finished: finished,
 	}
+	rz.pass = &render.Pass{Owner: o, Blueprint: bp, Template: rz.template, Done: map[string]*render.Result{}}
 	var transient error
-	for i := range bp.resources {
-		res, err := rz.realize(&bp.resources[i])
+	for i := range bp.Resources {
+		res, err := rz.realize(&bp.Resources[i])
 		if rz.syncing {
 			return nil, errKindSyncing
 		}
 		if err != nil && transient == nil {
 			transient = err
 		}
-		rz.byName[res.status.Name] = res
+		rz.pass.Done[res.Status.Name] = res
 		obs.resources = append(obs.resources, res)
 		rz.healthEvent(res)
 	}
@@ -353,10 +354,10 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 // pinned is the blueprint as the revision the owner is pinned to holds it (DESIGN §9), or
 // as it is now while the blueprint has no revision yet, and the owner's rollout record: under
 // a self-admitting strategy the owner admits itself to the blueprint's target here.
-func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *blueprint) (*blueprint, *v1alpha1.OwnerRolloutStatus, error) {
+func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *render.Blueprint) (*render.Blueprint, *v1alpha1.OwnerRolloutStatus, error) {
 	st := owner.GetOwnerStatus()
-	record := rollout.Admit(*bp.strategy, bp.status.Rollout, rolloutOwner(r.kind, owner, st), r.now().Time)
-	name := rollout.PinnedRevision(record, st.BlueprintRevision, bp.status.Rollout)
+	record := rollout.Admit(*bp.Strategy, bp.Status.Rollout, rolloutOwner(r.kind, owner, st), r.now().Time)
+	name := rollout.PinnedRevision(record, st.BlueprintRevision, bp.Status.Rollout)
 	if name == "" {
 		return bp, record, nil
 	}
@@ -376,45 +377,18 @@ func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *
 		}
 		return nil, nil, err
 	}
-	at, err := blueprintAt(r.kind.blueprint, bp, rev)
+	at, err := blueprintAt(r.kind.Blueprint, bp, rev)
 	return at, record, err
 }
 
 // rolloutOwner is an owner of kind as pkg/rollout sees it, with status st.
-func rolloutOwner(kind *ownerKind, owner v1alpha1.Owner, st *v1alpha1.OwnerStatus) rollout.Owner {
-	bp := meta.FindStatusCondition(st.Conditions, kind.blueprintReady)
+func rolloutOwner(kind *v1alpha1.OwnerKind, owner v1alpha1.Owner, st *v1alpha1.OwnerStatus) rollout.Owner {
+	bp := meta.FindStatusCondition(st.Conditions, kind.BlueprintReady)
 	return rollout.Owner{
 		Key: owner.GetNamespace() + "/" + owner.GetName(), Labels: owner.GetLabels(), Generation: owner.GetGeneration(),
 		Running: st.BlueprintRevision, Record: st.Rollout, Ready: meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady),
-		Stale: bp != nil && bp.Reason == kind.blueprint.notReconciled,
+		Stale: bp != nil && bp.Reason == kind.Blueprint.NotReconciled,
 	}
-}
-
-// serviceAccount is the identity stamping runs as: the owner's, else the blueprint's
-// (in its namespace, by default the owner's), else "default".
-func serviceAccount(owner v1alpha1.Owner, bp *blueprint) (namespace, name string) {
-	switch {
-	case owner.GetServiceAccountName() != "":
-		return owner.GetNamespace(), owner.GetServiceAccountName()
-	case bp.serviceAccountRef != nil && bp.serviceAccountRef.Name != "":
-		if ns := bp.serviceAccountRef.Namespace; ns != "" {
-			return ns, bp.serviceAccountRef.Name
-		}
-		return owner.GetNamespace(), bp.serviceAccountRef.Name
-	}
-	return owner.GetNamespace(), "default"
-}
-
-// ownerObject is the owner as the map that $(workload.…)$ paths and selector fields
-// read.
-func ownerObject(owner v1alpha1.Owner, kind string) (map[string]any, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(owner)
-	if err != nil {
-		return nil, fmt.Errorf("converting %s: %w", kind, err)
-	}
-	m["apiVersion"] = v1alpha1.GroupVersion.String()
-	m["kind"] = kind
-	return m, nil
 }
 
 // retryDelay is when an owner waiting on something outside it (a RoleBinding, a kind

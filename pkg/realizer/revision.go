@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
 // Revisions (DESIGN §9): a blueprint with a rolloutStrategy is rolled out as immutable,
@@ -32,13 +33,13 @@ const revisionHashLen = 10
 
 // newRevision makes the revision of a blueprint object of kind bk, given the templates it
 // references (each exactly once). The same content always gives the same name.
-func newRevision(bk *blueprintKind, obj client.Object, templates []client.Object) (*v1alpha1.BlueprintRevision, error) {
-	spec, err := json.Marshal(bk.specOf(obj))
+func newRevision(bk *v1alpha1.BlueprintKind, obj v1alpha1.Blueprint, templates []v1alpha1.Template) (*v1alpha1.BlueprintRevision, error) {
+	spec, err := json.Marshal(obj.SpecWithoutRollout())
 	if err != nil {
 		return nil, err
 	}
 	rev := &v1alpha1.BlueprintRevision{Spec: v1alpha1.BlueprintRevisionSpec{
-		Blueprint:     v1alpha1.BlueprintReference{Kind: bk.kind, Name: obj.GetName()},
+		Blueprint:     v1alpha1.BlueprintReference{Kind: bk.Kind, Name: obj.GetName()},
 		BlueprintSpec: runtime.RawExtension{Raw: spec},
 	}}
 	for _, tpl := range templates {
@@ -50,7 +51,7 @@ func newRevision(bk *blueprintKind, obj client.Object, templates []client.Object
 		if err != nil {
 			return nil, err
 		}
-		kind := templateOf(tpl).kind
+		kind := v1alpha1.TemplateKindOf(tpl).Kind
 		rev.Spec.Templates = append(rev.Spec.Templates, v1alpha1.RevisionTemplate{Kind: kind, Name: tpl.GetName(), Spec: runtime.RawExtension{Raw: raw}})
 	}
 	slices.SortFunc(rev.Spec.Templates, func(a, b v1alpha1.RevisionTemplate) int {
@@ -67,11 +68,11 @@ func newRevision(bk *blueprintKind, obj client.Object, templates []client.Object
 		name = name[:maxRevisionName]
 	}
 	rev.Name = name + "-" + rev.Spec.Hash[:revisionHashLen]
-	rev.Labels = map[string]string{v1alpha1.LabelBlueprintKind: bk.kind, v1alpha1.LabelBlueprintName: obj.GetName()}
+	rev.Labels = map[string]string{v1alpha1.LabelBlueprintKind: bk.Kind, v1alpha1.LabelBlueprintName: obj.GetName()}
 	// The blueprint owns its revisions: they go with it, and the reference's uid tells its
 	// revisions from those of an earlier blueprint of the same name (trustedContent).
 	rev.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: v1alpha1.GroupVersion.String(), Kind: bk.kind, Name: obj.GetName(), UID: obj.GetUID(),
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: bk.Kind, Name: obj.GetName(), UID: obj.GetUID(),
 	}}
 	return rev, nil
 }
@@ -81,7 +82,7 @@ func newRevision(bk *blueprintKind, obj client.Object, templates []client.Object
 // holding rev's content (verifyRevision): the name is predictable from the blueprint's spec,
 // so anyone who may create revisions could have made one with other templates in it first.
 // Such an object is not adopted; the error says why (an *untrustedRevisionError).
-func ensureRevision(ctx context.Context, c client.Client, bk *blueprintKind, obj client.Object, rev *v1alpha1.BlueprintRevision) error {
+func ensureRevision(ctx context.Context, c client.Client, bk *v1alpha1.BlueprintKind, obj client.Object, rev *v1alpha1.BlueprintRevision) error {
 	existing := &v1alpha1.BlueprintRevision{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(rev), existing)
 	if err == nil {
@@ -107,12 +108,12 @@ func ensureRevision(ctx context.Context, c client.Client, bk *blueprintKind, obj
 
 // sameRevision checks that existing, an object with rev's name, is rev: a trusted revision of
 // blueprint object obj with rev's full hash (the name holds only its first digits).
-func sameRevision(bk *blueprintKind, obj client.Object, rev, existing *v1alpha1.BlueprintRevision) error {
+func sameRevision(bk *v1alpha1.BlueprintKind, obj client.Object, rev, existing *v1alpha1.BlueprintRevision) error {
 	if _, _, err := trustedContent(bk, obj.GetName(), obj.GetUID(), existing); err != nil {
 		return err
 	}
 	if existing.Spec.Hash != rev.Spec.Hash {
-		return &untrustedRevisionError{revision: existing.Name, kind: bk.kind, blueprint: obj.GetName(),
+		return &untrustedRevisionError{revision: existing.Name, kind: bk.Kind, blueprint: obj.GetName(),
 			why: fmt.Sprintf("it holds content of hash %s, not %s", existing.Spec.Hash, rev.Spec.Hash)}
 	}
 	return nil
@@ -138,26 +139,27 @@ func (e *untrustedRevisionError) Error() string {
 // owner reference name it, the owner reference with uid) and the content, hashed again as
 // newRevision hashes it, gives the revision's hash and name. The objects returned are those
 // that were hashed, so what is stamped is what was checked.
-func trustedContent(bk *blueprintKind, name string, uid types.UID, rev *v1alpha1.BlueprintRevision) (client.Object, []client.Object, error) {
+func trustedContent(bk *v1alpha1.BlueprintKind, name string, uid types.UID, rev *v1alpha1.BlueprintRevision) (v1alpha1.Blueprint, []v1alpha1.Template, error) {
 	untrusted := func(format string, args ...any) error {
-		return &untrustedRevisionError{revision: rev.Name, kind: bk.kind, blueprint: name, why: fmt.Sprintf(format, args...)}
+		return &untrustedRevisionError{revision: rev.Name, kind: bk.Kind, blueprint: name, why: fmt.Sprintf(format, args...)}
 	}
-	if b := rev.Spec.Blueprint; b.Kind != bk.kind || b.Name != name {
+	if b := rev.Spec.Blueprint; b.Kind != bk.Kind || b.Name != name {
 		return nil, nil, untrusted("it is a revision of %s [%s]", b.Kind, b.Name)
 	}
-	if l := rev.Labels; l[v1alpha1.LabelBlueprintKind] != bk.kind || l[v1alpha1.LabelBlueprintName] != name {
+	if l := rev.Labels; l[v1alpha1.LabelBlueprintKind] != bk.Kind || l[v1alpha1.LabelBlueprintName] != name {
 		return nil, nil, untrusted("its labels name %s [%s]", l[v1alpha1.LabelBlueprintKind], l[v1alpha1.LabelBlueprintName])
 	}
-	if !ownedBy(rev, bk.kind, name, uid) {
-		return nil, nil, untrusted("it is not owned by this %s (uid %s)", bk.kind, uid)
+	if !ownedBy(rev, bk.Kind, name, uid) {
+		return nil, nil, untrusted("it is not owned by this %s (uid %s)", bk.Kind, uid)
 	}
-	obj, err := bk.withSpec(name, rev.Spec.BlueprintSpec.Raw)
-	if err != nil {
+	obj := bk.NewBlueprint()
+	obj.SetName(name)
+	if err := obj.SetSpec(rev.Spec.BlueprintSpec.Raw); err != nil {
 		return nil, nil, untrusted("its blueprint spec cannot be read: %v", err)
 	}
-	var templates []client.Object
+	var templates []v1alpha1.Template
 	for _, t := range rev.Spec.Templates {
-		tpl, err := newTemplate(t.Kind)
+		tpl, err := render.NewTemplate(t.Kind)
 		if err != nil {
 			return nil, nil, untrusted("%v", err)
 		}
@@ -195,17 +197,17 @@ func ownedBy(rev *v1alpha1.BlueprintRevision, kind, name string, uid types.UID) 
 // blueprintAt is the blueprint as revision rev holds it, with the live blueprint's identity
 // and status. A revision that is not the live blueprint's (trustedContent) gives an
 // *untrustedRevisionError and no blueprint.
-func blueprintAt(bk *blueprintKind, live *blueprint, rev *v1alpha1.BlueprintRevision) (*blueprint, error) {
-	obj, templates, err := trustedContent(bk, live.name, live.uid, rev)
+func blueprintAt(bk *v1alpha1.BlueprintKind, live *render.Blueprint, rev *v1alpha1.BlueprintRevision) (*render.Blueprint, error) {
+	obj, templates, err := trustedContent(bk, live.Name, live.UID, rev)
 	if err != nil {
 		return nil, err
 	}
-	bp := bk.of(obj)
-	bp.uid, bp.generation, bp.status, bp.strategy = live.uid, live.generation, live.status, live.strategy
-	bp.revision = rev.Name
-	bp.templates = map[templateRef]client.Object{}
+	bp := render.BlueprintOf(obj)
+	bp.UID, bp.Generation, bp.Status, bp.Strategy = live.UID, live.Generation, live.Status, live.Strategy
+	bp.Revision = rev.Name
+	bp.Templates = map[render.TemplateRef]v1alpha1.Template{}
 	for _, tpl := range templates {
-		bp.templates[templateRef{templateOf(tpl).kind, tpl.GetName()}] = tpl
+		bp.Templates[render.TemplateRef{Kind: v1alpha1.TemplateKindOf(tpl).Kind, Name: tpl.GetName()}] = tpl
 	}
 	return bp, nil
 }
@@ -213,17 +215,17 @@ func blueprintAt(bk *blueprintKind, live *blueprint, rev *v1alpha1.BlueprintRevi
 // template reads the template kind/name the realization stamps from: the one its blueprint's
 // revision holds, or the template as it is now. A template the revision does not hold is not
 // found.
-func (rz *realization) template(kind, name string) (client.Object, error) {
-	if rz.bp.templates != nil {
-		if tpl, ok := rz.bp.templates[templateRef{kind, name}]; ok {
-			return tpl.DeepCopyObject().(client.Object), nil
+func (rz *realization) template(kind, name string) (v1alpha1.Template, error) {
+	if rz.bp.Templates != nil {
+		if tpl, ok := rz.bp.Templates[render.TemplateRef{Kind: kind, Name: name}]; ok {
+			return tpl.DeepCopyObject().(v1alpha1.Template), nil
 		}
-		if _, err := newTemplate(kind); err != nil {
+		if _, err := render.NewTemplate(kind); err != nil {
 			return nil, err
 		}
 		return nil, apierrors.NewNotFound(v1alpha1.Resource("templates"), name)
 	}
-	tpl, err := newTemplate(kind)
+	tpl, err := render.NewTemplate(kind)
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
-func revisionFixture() (*v1alpha1.ClusterSupplyChain, []client.Object) {
+func revisionFixture() (*v1alpha1.ClusterSupplyChain, []v1alpha1.Template) {
 	sc := &v1alpha1.ClusterSupplyChain{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 4},
 		Spec: v1alpha1.ClusterSupplyChainSpec{
@@ -34,7 +34,7 @@ func revisionFixture() (*v1alpha1.ClusterSupplyChain, []client.Object) {
 	app := &v1alpha1.ClusterTemplate{}
 	mustUnmarshal(`{"metadata":{"name":"app","generation":7},"spec":{"params":[{"name":"replicas","default":2}],
 		"template":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}}}`, app)
-	return sc, []client.Object{cfg, app}
+	return sc, []v1alpha1.Template{cfg, app}
 }
 
 func mustUnmarshal(doc string, into any) {
@@ -48,7 +48,7 @@ func mustUnmarshal(doc string, into any) {
 // change to a template gives another.
 func TestRevisionIsContentAddressed(t *testing.T) {
 	sc, templates := revisionFixture()
-	rev, err := newRevision(supplyChainKind, sc, templates)
+	rev, err := newRevision(v1alpha1.SupplyChains, sc, templates)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestRevisionIsContentAddressed(t *testing.T) {
 	sc2, templates2 := revisionFixture()
 	sc2.Spec.RolloutStrategy = &v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive, Paused: true}
 	sc2.Generation = 9
-	same, err := newRevision(supplyChainKind, sc2, []client.Object{templates2[1], templates2[0]})
+	same, err := newRevision(v1alpha1.SupplyChains, sc2, []v1alpha1.Template{templates2[1], templates2[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRevisionIsContentAddressed(t *testing.T) {
 
 	_, templates3 := revisionFixture()
 	templates3[1].(*v1alpha1.ClusterTemplate).Spec.Params[0].Default.Raw = []byte(`3`)
-	other, err := newRevision(supplyChainKind, sc, templates3)
+	other, err := newRevision(v1alpha1.SupplyChains, sc, templates3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,20 +88,20 @@ func TestRevisionIsContentAddressed(t *testing.T) {
 // templates, and the live blueprint's identity and status.
 func TestBlueprintAtRevision(t *testing.T) {
 	sc, templates := revisionFixture()
-	rev, err := newRevision(supplyChainKind, sc, templates)
+	rev, err := newRevision(v1alpha1.SupplyChains, sc, templates)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := supplyChainKind.of(sc.DeepCopy())
-	live.resources = live.resources[:1] // the blueprint has changed since
-	bp, err := blueprintAt(supplyChainKind, live, rev)
+	live := render.BlueprintOf(sc.DeepCopy())
+	live.Resources = live.Resources[:1] // the blueprint has changed since
+	bp, err := blueprintAt(v1alpha1.SupplyChains, live, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bp.revision != rev.Name || bp.name != "web" || bp.generation != 4 || bp.status != live.status || bp.strategy != live.strategy {
+	if bp.Revision != rev.Name || bp.Name != "web" || bp.Generation != 4 || bp.Status != live.Status || bp.Strategy != live.Strategy {
 		t.Errorf("blueprint %+v: want the revision's name and the live identity", bp)
 	}
-	if got := len(bp.resources); got != 2 {
+	if got := len(bp.Resources); got != 2 {
 		t.Errorf("%d resources, want the revision's 2", got)
 	}
 	rz := &realization{bp: bp}
@@ -146,13 +146,13 @@ func asStoredRevision(t *testing.T, rev *v1alpha1.BlueprintRevision) *v1alpha1.B
 func TestRevisionTrust(t *testing.T) {
 	sc, templates := revisionFixture()
 	sc.UID = "uid-web"
-	good, err := newRevision(supplyChainKind, sc, templates)
+	good, err := newRevision(v1alpha1.SupplyChains, sc, templates)
 	if err != nil {
 		t.Fatal(err)
 	}
 	other, otherTemplates := revisionFixture()
 	other.Name, other.UID = "admin", "uid-admin"
-	otherRev, err := newRevision(supplyChainKind, other, otherTemplates)
+	otherRev, err := newRevision(v1alpha1.SupplyChains, other, otherTemplates)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestRevisionTrust(t *testing.T) {
 		{name: "hash and content changed, name kept", want: "does not match its hash and name", rev: func() *v1alpha1.BlueprintRevision {
 			_, changed := revisionFixture()
 			changed[1].(*v1alpha1.ClusterTemplate).Spec.Params[0].Default.Raw = []byte(`3`)
-			r, err := newRevision(supplyChainKind, sc, changed)
+			r, err := newRevision(v1alpha1.SupplyChains, sc, changed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func TestRevisionTrust(t *testing.T) {
 			if tt.uid == "-" {
 				uid = ""
 			}
-			_, _, err := trustedContent(supplyChainKind, "web", uid, tt.rev())
+			_, _, err := trustedContent(v1alpha1.SupplyChains, "web", uid, tt.rev())
 			var untrusted *untrustedRevisionError
 			switch {
 			case tt.want == "" && err != nil:

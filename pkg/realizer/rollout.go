@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/rollout"
 )
 
@@ -40,10 +41,10 @@ type rolloutDecision struct {
 // last target stays) and decides with pkg/rollout which owners are admitted to it. The caller
 // writes the plan's status, conditions and events, then carries it out (carryOut). It returns
 // nil when there is no revision to roll out yet.
-func (r *BlueprintReconciler) decideRollout(ctx context.Context, obj client.Object, bp *blueprint, templates []client.Object, complete bool, now time.Time) (*rolloutDecision, error) {
+func (r *BlueprintReconciler) decideRollout(ctx context.Context, obj v1alpha1.Blueprint, bp *render.Blueprint, templates []v1alpha1.Template, complete bool, now time.Time) (*rolloutDecision, error) {
 	var target string
-	if bp.status.Rollout != nil {
-		target = bp.status.Rollout.TargetRevision
+	if bp.Status.Rollout != nil {
+		target = bp.Status.Rollout.TargetRevision
 	}
 	if complete {
 		rev, err := newRevision(r.kind, obj, templates)
@@ -70,8 +71,8 @@ func (r *BlueprintReconciler) decideRollout(ctx context.Context, obj client.Obje
 	if err != nil {
 		return nil, err
 	}
-	in := rollout.Input{Strategy: *bp.strategy, Target: target, Previous: bp.status.Rollout, Now: now,
-		Degraded: meta.FindStatusCondition(bp.status.Conditions, v1alpha1.ConditionRolloutDegraded)}
+	in := rollout.Input{Strategy: *bp.Strategy, Target: target, Previous: bp.Status.Rollout, Now: now,
+		Degraded: meta.FindStatusCondition(bp.Status.Conditions, v1alpha1.ConditionRolloutDegraded)}
 	for _, o := range owners {
 		in.Owners = append(in.Owners, rolloutOwner(r.ownerKind(), o, o.GetOwnerStatus()))
 	}
@@ -90,8 +91,8 @@ const pinWriters = 16
 // is written once one of those lost to a newer copy of its owner (errStaleOwner); the next
 // decision, from that copy, finishes the job. An admission that loses to a newer copy of its
 // own owner does not stop the others.
-func (r *BlueprintReconciler) carryOut(ctx context.Context, bp *blueprint, d *rolloutDecision) error {
-	transitions, admissions := writes(d.owners, d.Owners, rollout.SelfAdmitting(*bp.strategy))
+func (r *BlueprintReconciler) carryOut(ctx context.Context, bp *render.Blueprint, d *rolloutDecision) error {
+	transitions, admissions := writes(d.owners, d.Owners, rollout.SelfAdmitting(*bp.Strategy))
 	if err := r.pinAll(ctx, d, transitions); err != nil {
 		return err
 	}
@@ -150,16 +151,16 @@ func admitted(record *v1alpha1.OwnerRolloutStatus, revision string) bool {
 // owners are the owners realized with the blueprint, sorted by namespace/name. They are the
 // cache's own objects, not copies (a blueprint may have thousands, and every owner's change
 // decides again): nothing may change them.
-func (r *BlueprintReconciler) owners(ctx context.Context, bp *blueprint) ([]v1alpha1.Owner, error) {
+func (r *BlueprintReconciler) owners(ctx context.Context, bp *render.Blueprint) ([]v1alpha1.Owner, error) {
 	ok := r.ownerKind()
-	list := ok.newList()
-	if err := r.client.List(ctx, list, client.MatchingFields{indexBlueprint: bp.name}, client.UnsafeDisableDeepCopy); err != nil {
+	list := ok.NewList()
+	if err := r.client.List(ctx, list, client.MatchingFields{indexBlueprint: bp.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var owners []v1alpha1.Owner
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
 		owner := o.(v1alpha1.Owner)
-		if ref := owner.GetBlueprintRef(); ref != nil && ref.Kind == bp.kind && owner.GetDeletionTimestamp().IsZero() {
+		if ref := owner.GetBlueprintRef(); ref != nil && ref.Kind == bp.Kind.Kind && owner.GetDeletionTimestamp().IsZero() {
 			owners = append(owners, owner)
 		}
 		return nil
@@ -171,13 +172,13 @@ func (r *BlueprintReconciler) owners(ctx context.Context, bp *blueprint) ([]v1al
 }
 
 // ownerKind is the kind of owner this reconciler's blueprints realize.
-func (r *BlueprintReconciler) ownerKind() *ownerKind {
-	for _, ok := range ownerKinds {
-		if ok.blueprint == r.kind {
+func (r *BlueprintReconciler) ownerKind() *v1alpha1.OwnerKind {
+	for _, ok := range v1alpha1.OwnerKinds {
+		if ok.Blueprint == r.kind {
 			return ok
 		}
 	}
-	panic("no owner kind for " + r.kind.kind) // ownerKinds and blueprintKinds are declared together
+	panic("no owner kind for " + r.kind.Kind) // v1alpha1.OwnerKinds and v1alpha1.BlueprintKinds are declared together
 }
 
 // errStaleOwner stops a decision made from a copy of an owner older than the API's: the newer
@@ -209,9 +210,9 @@ func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, rec
 // collectRevisions deletes the blueprint's revisions that no owner runs or is pinned to, that
 // are neither the stable nor the target revision, and that are older than the newest
 // keepRevisions.
-func (r *BlueprintReconciler) collectRevisions(ctx context.Context, bp *blueprint, owners []v1alpha1.Owner, status v1alpha1.BlueprintRolloutStatus) error {
+func (r *BlueprintReconciler) collectRevisions(ctx context.Context, bp *render.Blueprint, owners []v1alpha1.Owner, status v1alpha1.BlueprintRolloutStatus) error {
 	list := &v1alpha1.BlueprintRevisionList{}
-	if err := r.client.List(ctx, list, client.MatchingLabels{v1alpha1.LabelBlueprintKind: bp.kind, v1alpha1.LabelBlueprintName: bp.name}); err != nil {
+	if err := r.client.List(ctx, list, client.MatchingLabels{v1alpha1.LabelBlueprintKind: bp.Kind.Kind, v1alpha1.LabelBlueprintName: bp.Name}); err != nil {
 		return err
 	}
 	needed := map[string]bool{status.StableRevision: true, status.TargetRevision: true}
@@ -258,13 +259,13 @@ func unneededRevisions(revs []v1alpha1.BlueprintRevision, needed map[string]bool
 // spec carries its observedGeneration, and that re-queues the owners. A change to the
 // blueprint's labels or annotations still reaches its owners, so touching a blueprint
 // remains a way to make them all look again.
-func blueprintSeen(bk *blueprintKind) predicate.Predicate {
+func blueprintSeen(bk *v1alpha1.BlueprintKind) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld, e.ObjectNew
 		if !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) {
 			return true
 		}
-		return !equality.Semantic.DeepEqual(ownerVisibleStatus(bk.of(e.ObjectOld).status), ownerVisibleStatus(bk.of(e.ObjectNew).status))
+		return !equality.Semantic.DeepEqual(ownerVisibleStatus(render.BlueprintOf(e.ObjectOld.(v1alpha1.Blueprint)).Status), ownerVisibleStatus(render.BlueprintOf(e.ObjectNew.(v1alpha1.Blueprint)).Status))
 	}}
 }
 

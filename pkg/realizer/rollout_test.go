@@ -45,7 +45,7 @@ func TestBlueprintSeen(t *testing.T) {
 		{"a label", func(sc *v1alpha1.ClusterSupplyChain) { sc.Labels["team"] = "b" }, true},
 		{"an annotation", func(sc *v1alpha1.ClusterSupplyChain) { sc.Annotations = map[string]string{"touched": "now"} }, true},
 	}
-	p := blueprintSeen(supplyChainKind)
+	p := blueprintSeen(v1alpha1.SupplyChains)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			old, changed := base(), base()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/workitems"
 )
 
@@ -31,7 +31,7 @@ type observation struct {
 	strategy  *v1alpha1.RolloutStrategy
 	stable    string
 	record    *v1alpha1.OwnerRolloutStatus
-	resources []*resourceResult
+	resources []*render.Result
 	// keepResources is set when nothing was realized (no usable blueprint): the
 	// previous resource entries stay, so their objects can still be pruned later.
 	keepResources bool
@@ -40,13 +40,13 @@ type observation struct {
 // ownerStatus computes the whole status from an observation: a pure function of the
 // previous status (for transition times and the last good generation), what was
 // observed, the owner's generation and the time.
-func ownerStatus(kind *ownerKind, prev *v1alpha1.OwnerStatus, obs *observation, generation int64, now metav1.Time) v1alpha1.OwnerStatus {
+func ownerStatus(kind *v1alpha1.OwnerKind, prev *v1alpha1.OwnerStatus, obs *observation, generation int64, now metav1.Time) v1alpha1.OwnerStatus {
 	st := v1alpha1.OwnerStatus{ObservedGeneration: generation, BlueprintRevision: obs.revision}
 	if obs.revision != "" {
 		// The rollout record is the blueprint reconciler's to write; it is kept as it was.
 		st.Rollout = prev.Rollout
 	}
-	bp := withGeneration(obs.blueprint, generation)
+	bp := render.WithGeneration(obs.blueprint, generation)
 	if obs.keepResources {
 		st.BlueprintRevision, st.Rollout = prev.BlueprintRevision, prev.Rollout
 		// No blueprint to realize: there are no resources to submit or judge, so the
@@ -61,7 +61,7 @@ func ownerStatus(kind *ownerKind, prev *v1alpha1.OwnerStatus, obs *observation, 
 		})
 		owner := []metav1.Condition{bp, ready, available}
 		for _, c := range prev.Conditions {
-			if !slices.Contains(kind.conditionTypes(), c.Type) {
+			if !slices.Contains(kind.ConditionTypes(), c.Type) {
 				owner = append(owner, c)
 			}
 		}
@@ -72,42 +72,42 @@ func ownerStatus(kind *ownerKind, prev *v1alpha1.OwnerStatus, obs *observation, 
 	var healths []health.ResourceCondition
 	var rules []workitems.ResourceConditions
 	for _, res := range obs.resources {
-		rs := res.status
-		healthy := res.healthy
-		if res.passThrough {
+		rs := res.Status
+		healthy := res.Healthy
+		if res.PassThrough {
 			// Nothing was stamped, so there is no object to judge: Ready is submission alone.
 			healthy = metav1.Condition{Type: v1alpha1.ConditionHealthy, Status: metav1.ConditionTrue}
 		}
-		ready := health.ResourceReady(generation, &res.submitted, &healthy)
+		ready := health.ResourceReady(generation, &res.Submitted, &healthy)
 		var old []metav1.Condition
 		for _, p := range prev.Resources {
 			if p.Name == rs.Name {
 				old = p.Conditions
 			}
 		}
-		if !res.frozen {
-			want := []metav1.Condition{res.submitted, res.healthy, ready}
-			if res.passThrough {
-				want = []metav1.Condition{res.submitted, ready}
+		if !res.Frozen {
+			want := []metav1.Condition{res.Submitted, res.Healthy, ready}
+			if res.PassThrough {
+				want = []metav1.Condition{res.Submitted, ready}
 			}
-			want = append(want, res.rules...)
+			want = append(want, res.Rules...)
 			for i := range want {
 				want[i].ObservedGeneration = generation
 			}
 			rs.Conditions = mergeConditions(old, want, now)
 		}
 		st.Resources = append(st.Resources, rs)
-		if !res.passThrough {
-			healths = append(healths, health.ResourceCondition{Name: rs.Name, Condition: &res.healthy})
+		if !res.PassThrough {
+			healths = append(healths, health.ResourceCondition{Name: rs.Name, Condition: &res.Healthy})
 		}
 		var types []string
-		for _, c := range res.rules {
+		for _, c := range res.Rules {
 			types = append(types, c.Type)
 		}
 		rules = append(rules, workitems.ResourceConditions{Name: rs.Name, Conditions: rs.Conditions, RuleTypes: types})
 	}
 
-	submitted := withGeneration(resourcesSubmitted(obs.resources), generation)
+	submitted := render.WithGeneration(resourcesSubmitted(obs.resources), generation)
 	healthy := health.ResourcesHealthy(generation, healths)
 	// Every resource is stamped and judged at this generation whenever the blueprint
 	// could be realized; frozen resources count as current too.
@@ -120,42 +120,29 @@ func ownerStatus(kind *ownerKind, prev *v1alpha1.OwnerStatus, obs *observation, 
 	})
 	owner := []metav1.Condition{bp, submitted, healthy, ready, available}
 	for _, c := range workitems.OwnerConditions(rules) {
-		owner = append(owner, withGeneration(c, generation))
+		owner = append(owner, render.WithGeneration(c, generation))
 	}
 	st.Conditions = mergeConditions(prev.Conditions, owner, now)
 	return st
-}
-
-// conditionTypes are the owner conditions every owner of the kind has, in order.
-func (k *ownerKind) conditionTypes() []string {
-	return []string{
-		k.blueprintReady, v1alpha1.ConditionResourcesSubmitted, v1alpha1.ConditionResourcesHealthy,
-		v1alpha1.ConditionReady, v1alpha1.ConditionAvailable,
-	}
-}
-
-func withGeneration(c metav1.Condition, generation int64) metav1.Condition {
-	c.ObservedGeneration = generation
-	return c
 }
 
 // resourcesSubmitted is True when every resource was submitted; otherwise it carries
 // the first False resource's reason and message, else the first Unknown one's. A
 // deployment's verdict (ConditionNotMet, FailedConditionMet) is named by resource, as
 // Cartographer words it.
-func resourcesSubmitted(res []*resourceResult) metav1.Condition {
+func resourcesSubmitted(res []*render.Result) metav1.Condition {
 	c := metav1.Condition{Type: v1alpha1.ConditionResourcesSubmitted, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonResourceSubmissionComplete}
 	for _, want := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionUnknown} {
 		for _, r := range res {
-			if r.submitted.Status != want {
+			if r.Submitted.Status != want {
 				continue
 			}
-			c.Status, c.Reason, c.Message = want, r.submitted.Reason, r.submitted.Message
-			switch r.submitted.Reason {
+			c.Status, c.Reason, c.Message = want, r.Submitted.Reason, r.Submitted.Message
+			switch r.Submitted.Reason {
 			case v1alpha1.ReasonConditionNotMet:
-				c.Message = fmt.Sprintf("resource [%s] condition not met: %s", r.status.Name, r.submitted.Message)
+				c.Message = fmt.Sprintf("resource [%s] condition not met: %s", r.Status.Name, r.Submitted.Message)
 			case v1alpha1.ReasonFailedConditionMet:
-				c.Message = fmt.Sprintf("resource [%s] failed condition met: %s", r.status.Name, r.submitted.Message)
+				c.Message = fmt.Sprintf("resource [%s] failed condition met: %s", r.Status.Name, r.Submitted.Message)
 			}
 			return c
 		}
@@ -173,7 +160,7 @@ type statusWriter struct {
 	resource string
 }
 
-func newStatusWriter(mgr ctrl.Manager, kind *ownerKind) (*statusWriter, error) {
+func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.OwnerKind) (*statusWriter, error) {
 	cfg := rest.CopyConfig(mgr.GetConfig())
 	cfg.GroupVersion = &v1alpha1.GroupVersion
 	cfg.APIPath = "/apis"
@@ -183,7 +170,7 @@ func newStatusWriter(mgr ctrl.Manager, kind *ownerKind) (*statusWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.kind), resource: strings.ToLower(kind.kind) + "s"}, nil
+	return &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.Kind), resource: kind.Resource}, nil
 }
 
 // metadataOnly asks the API server to answer a write with the object's metadata alone,

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
 func cond(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
@@ -20,31 +21,31 @@ func TestWorkloadStatus(t *testing.T) {
 	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	now := metav1.NewTime(t0.Add(time.Minute))
 	scReady := cond(v1alpha1.ConditionSupplyChainReady, metav1.ConditionTrue, v1alpha1.ReasonReady, "")
-	ok := func(name string) *resourceResult {
-		return &resourceResult{
-			status:    v1alpha1.ResourceStatus{Name: name, ObservedGeneration: gen},
-			submitted: cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, ""),
-			healthy:   cond(v1alpha1.ConditionHealthy, metav1.ConditionTrue, v1alpha1.ReasonOutputsAvailable, ""),
-			values:    map[string]any{"config": "x"},
+	ok := func(name string) *render.Result {
+		return &render.Result{
+			Status:    v1alpha1.ResourceStatus{Name: name, ObservedGeneration: gen},
+			Submitted: cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, ""),
+			Healthy:   cond(v1alpha1.ConditionHealthy, metav1.ConditionTrue, v1alpha1.ReasonOutputsAvailable, ""),
+			Values:    map[string]any{"config": "x"},
 		}
 	}
 	rejected := ok("deployer")
-	rejected.submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer, "forbidden")
-	rejected.healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonNoStampedObject, "no object has been stamped yet")
+	rejected.Submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer, "forbidden")
+	rejected.Healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonNoStampedObject, "no object has been stamped yet")
 
 	notMet := ok("deployer")
-	notMet.values = nil
-	notMet.submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionUnknown, v1alpha1.ReasonConditionNotMet, "input [spec.a] and output [status.a] do not match: 1 != 2")
-	notMet.healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonOutputNotAvailable, "waiting for the object's outputs")
+	notMet.Values = nil
+	notMet.Submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionUnknown, v1alpha1.ReasonConditionNotMet, "input [spec.a] and output [status.a] do not match: 1 != 2")
+	notMet.Healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonOutputNotAvailable, "waiting for the object's outputs")
 	passed := ok("tester")
-	passed.passThrough = true
-	passed.submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionTrue, v1alpha1.ReasonPassThrough, "")
-	passed.healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonNoStampedObject, "never reported")
+	passed.PassThrough = true
+	passed.Submitted = cond(v1alpha1.ConditionResourceSubmitted, metav1.ConditionTrue, v1alpha1.ReasonPassThrough, "")
+	passed.Healthy = cond(v1alpha1.ConditionHealthy, metav1.ConditionUnknown, v1alpha1.ReasonNoStampedObject, "never reported")
 	deliveryReady := cond(v1alpha1.ConditionDeliveryReady, metav1.ConditionTrue, v1alpha1.ReasonReady, "")
 
 	tests := []struct {
 		name string
-		kind *ownerKind
+		kind *v1alpha1.OwnerKind
 		prev v1alpha1.OwnerStatus
 		obs  observation
 		want []metav1.Condition
@@ -65,7 +66,7 @@ func TestWorkloadStatus(t *testing.T) {
 		},
 		{
 			name: "every resource submitted and healthy",
-			obs:  observation{blueprint: scReady, resources: []*resourceResult{ok("source"), ok("config")}},
+			obs:  observation{blueprint: scReady, resources: []*render.Result{ok("source"), ok("config")}},
 			want: []metav1.Condition{
 				scReady,
 				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, ""),
@@ -76,7 +77,7 @@ func TestWorkloadStatus(t *testing.T) {
 		},
 		{
 			name: "a rejected resource decides ResourcesSubmitted and Ready",
-			obs:  observation{blueprint: scReady, resources: []*resourceResult{ok("source"), rejected}},
+			obs:  observation{blueprint: scReady, resources: []*render.Result{ok("source"), rejected}},
 			want: []metav1.Condition{
 				scReady,
 				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer, "forbidden"),
@@ -87,8 +88,8 @@ func TestWorkloadStatus(t *testing.T) {
 		},
 		{
 			name: "a deployment not yet succeeded is named by resource",
-			kind: deliverableKind,
-			obs:  observation{blueprint: deliveryReady, resources: []*resourceResult{ok("source"), notMet}},
+			kind: v1alpha1.Deliverables,
+			obs:  observation{blueprint: deliveryReady, resources: []*render.Result{ok("source"), notMet}},
 			want: []metav1.Condition{
 				deliveryReady,
 				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionUnknown, v1alpha1.ReasonConditionNotMet, "resource [deployer] condition not met: input [spec.a] and output [status.a] do not match: 1 != 2"),
@@ -99,7 +100,7 @@ func TestWorkloadStatus(t *testing.T) {
 		},
 		{
 			name: "a pass-through resource is not judged",
-			obs:  observation{blueprint: scReady, resources: []*resourceResult{ok("source"), passed}},
+			obs:  observation{blueprint: scReady, resources: []*render.Result{ok("source"), passed}},
 			want: []metav1.Condition{
 				scReady,
 				cond(v1alpha1.ConditionResourcesSubmitted, metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, ""),
@@ -117,7 +118,7 @@ func TestWorkloadStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			kind := tt.kind
 			if kind == nil {
-				kind = workloadKind
+				kind = v1alpha1.Workloads
 			}
 			got := ownerStatus(kind, &tt.prev, &tt.obs, gen, now)
 			ignore := cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime", "ObservedGeneration")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -64,8 +65,8 @@ func (p *ListPrinter) Print(w io.Writer, owners []Owner) error {
 
 func (p *ListPrinter) header() []string {
 	blueprint := "SUPPLYCHAIN"
-	if p.Kind == v1alpha1.KindDeliverable {
-		blueprint = "DELIVERY"
+	if k := v1alpha1.OwnerKindNamed(p.Kind); k != nil {
+		blueprint = strings.ToUpper(strings.ReplaceAll(k.Terms.Blueprint, " ", ""))
 	}
 	var header []string
 	if p.Options.AllNamespaces {

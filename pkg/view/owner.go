@@ -58,18 +58,18 @@ func (o Owner) Condition(t string) *metav1.Condition {
 
 // BlueprintCondition is SupplyChainReady (DeliveryReady for a Deliverable), or nil.
 func (o Owner) BlueprintCondition() *metav1.Condition {
-	if o.Kind == v1alpha1.KindDeliverable {
-		return o.Condition(v1alpha1.ConditionDeliveryReady)
+	if k := v1alpha1.OwnerKindNamed(o.Kind); k != nil {
+		return o.Condition(k.BlueprintReady)
 	}
-	return o.Condition(v1alpha1.ConditionSupplyChainReady)
+	return nil
 }
 
 // BlueprintTerm names the owner's kind of blueprint: "supply chain" or "delivery".
 func (o Owner) BlueprintTerm() string {
-	if o.Kind == v1alpha1.KindDeliverable {
-		return "delivery"
+	if k := v1alpha1.OwnerKindNamed(o.Kind); k != nil {
+		return k.Terms.Blueprint
 	}
-	return "supply chain"
+	return "blueprint"
 }
 
 // Observed reports whether the status speaks about the current generation: the

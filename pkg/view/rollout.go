@@ -152,11 +152,9 @@ func (o Options) until(t time.Time) string {
 
 // BlueprintOf is the Blueprint of a ClusterSupplyChain or ClusterDelivery.
 func BlueprintOf(obj metav1.Object) (Blueprint, bool) {
-	switch o := obj.(type) {
-	case *v1alpha1.ClusterSupplyChain:
-		return Blueprint{Kind: v1alpha1.KindClusterSupplyChain, Name: o.Name, Generation: o.Generation, Strategy: o.Spec.RolloutStrategy, Status: o.Status}, true
-	case *v1alpha1.ClusterDelivery:
-		return Blueprint{Kind: v1alpha1.KindClusterDelivery, Name: o.Name, Generation: o.Generation, Strategy: o.Spec.RolloutStrategy, Status: o.Status}, true
+	b, ok := obj.(v1alpha1.Blueprint)
+	if !ok {
+		return Blueprint{}, false
 	}
-	return Blueprint{}, false
+	return Blueprint{Kind: v1alpha1.BlueprintKindOf(b).Kind, Name: b.GetName(), Generation: b.GetGeneration(), Strategy: b.GetRolloutStrategy(), Status: *b.GetBlueprintStatus()}, true
 }

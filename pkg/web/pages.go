@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,10 +21,13 @@ const (
 	blueprintPath = "blueprints"
 )
 
-var (
-	ownerKinds     = []string{v1alpha1.KindWorkload, v1alpha1.KindDeliverable}
-	blueprintKinds = []string{v1alpha1.KindClusterSupplyChain, v1alpha1.KindClusterDelivery}
-)
+// ownerKinds and blueprintKinds are the kinds of the table of kinds the pages show.
+var ownerKinds, blueprintKinds = func() (owners, blueprints []string) {
+	for _, k := range v1alpha1.OwnerKinds {
+		owners, blueprints = append(owners, k.Kind), append(blueprints, k.Blueprint.Kind)
+	}
+	return owners, blueprints
+}()
 
 func ownerURL(kind, namespace, name string) string {
 	return "/" + ownerPath + "/" + strings.ToLower(kind) + "/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
@@ -43,12 +47,12 @@ func kindNamed(name string, kinds []string) string {
 	return ""
 }
 
-// ownerKindOf is the kind of owner a blueprint kind realizes.
+// ownerKindOf is the kind of owner a blueprint kind realizes, "" for no blueprint kind.
 func ownerKindOf(blueprintKind string) string {
-	if blueprintKind == v1alpha1.KindClusterDelivery {
-		return v1alpha1.KindDeliverable
+	if i := slices.Index(blueprintKinds, blueprintKind); i >= 0 {
+		return ownerKinds[i]
 	}
-	return v1alpha1.KindWorkload
+	return ""
 }
 
 // banners say which of kinds are not shown in full: still loading, or failing.
@@ -162,7 +166,7 @@ type listData struct {
 func listRelevant(r *http.Request) func(Key) bool {
 	f := readFilters(r)
 	return func(k Key) bool {
-		return (f.Kind == "" || k.Kind == f.Kind) && (k.Kind == v1alpha1.KindWorkload || k.Kind == v1alpha1.KindDeliverable) &&
+		return (f.Kind == "" || k.Kind == f.Kind) && slices.Contains(ownerKinds, k.Kind) &&
 			(k.Name == "" || f.Namespace == "" || k.Namespace == f.Namespace)
 	}
 }

@@ -34,12 +34,17 @@ func setBlueprint(s *Store, obj runtime.Object) {
 	}
 }
 
-var watchedKinds = []watched{
-	{v1alpha1.KindWorkload, "workloads", true, func() runtime.Object { return &v1alpha1.Workload{} }, setOwner, (*Store).DeleteOwner},
-	{v1alpha1.KindDeliverable, "deliverables", true, func() runtime.Object { return &v1alpha1.Deliverable{} }, setOwner, (*Store).DeleteOwner},
-	{v1alpha1.KindClusterSupplyChain, "clustersupplychains", false, func() runtime.Object { return &v1alpha1.ClusterSupplyChain{} }, setBlueprint, (*Store).DeleteBlueprint},
-	{v1alpha1.KindClusterDelivery, "clusterdeliveries", false, func() runtime.Object { return &v1alpha1.ClusterDelivery{} }, setBlueprint, (*Store).DeleteBlueprint},
-}
+// watchedKinds are the owner and blueprint kinds of the table of kinds.
+var watchedKinds = func() []watched {
+	var out []watched
+	for _, k := range v1alpha1.OwnerKinds {
+		out = append(out, watched{k.Kind, k.Resource, k.Namespaced, func() runtime.Object { return k.New() }, setOwner, (*Store).DeleteOwner})
+	}
+	for _, k := range v1alpha1.BlueprintKinds {
+		out = append(out, watched{k.Kind, k.Resource, k.Namespaced, func() runtime.Object { return k.New() }, setBlueprint, (*Store).DeleteBlueprint})
+	}
+	return out
+}()
 
 // Watch runs one informer per kind (Workloads and Deliverables in namespace, "" for all,
 // and the cluster's ClusterSupplyChains and ClusterDeliveries) until ctx ends, keeping s

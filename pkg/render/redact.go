@@ -1,4 +1,4 @@
-package realizer
+package render
 
 import (
 	"bytes"
@@ -19,8 +19,8 @@ import (
 // messages are redacted before they become a condition or an error, by cutting out every
 // Secret-derived text the object could hold, in every spelling a message could quote it in.
 
-// redactedValue stands for a Secret-derived value: in a message, and as an output's preview.
-const redactedValue = "<redacted>"
+// RedactedValue stands for a Secret-derived value: in a message, and as an output's preview.
+const RedactedValue = "<redacted>"
 
 // minRedactedText is the shortest Secret-derived text cut out of a message where it occurs.
 // A shorter one ("1", "ab") is a substring of too many words, versions and numbers to cut
@@ -35,12 +35,12 @@ const wholeMessageRedacted = "message redacted: the object holds values read fro
 // secretTexts are the texts of the Secret-derived values in an object: the leaves of the
 // Secret-derived inputs it was stamped from (values of producers read from a Secret), and,
 // when obj is a Secret, its data (as stored, base64, and decoded) and stringData.
-func secretTexts(inputs []any, obj *unstructured.Unstructured) []string {
+func SecretTexts(inputs []any, obj *unstructured.Unstructured) []string {
 	var texts []string
 	for _, v := range inputs {
 		texts = appendLeaves(texts, v)
 	}
-	if obj != nil && isSecret(obj) {
+	if obj != nil && IsSecret(obj) {
 		data, _ := obj.Object["data"].(map[string]any)
 		for _, v := range data {
 			if s, ok := v.(string); ok {
@@ -100,10 +100,10 @@ func spellings(text string) []string {
 	return slices.Compact(out)
 }
 
-// redact returns msg with every spelling of every text replaced by redactedValue, longest
+// redact returns msg with every spelling of every text replaced by RedactedValue, longest
 // first so that no part of a longer one is left behind; or wholeMessageRedacted when msg
 // quotes a text shorter than minRedactedText.
-func redact(msg string, texts []string) string {
+func Redact(msg string, texts []string) string {
 	var cut []string
 	for _, t := range texts {
 		if t == "" {
@@ -121,7 +121,7 @@ func redact(msg string, texts []string) string {
 	}
 	slices.SortFunc(cut, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	for _, s := range cut {
-		msg = strings.ReplaceAll(msg, s, redactedValue)
+		msg = strings.ReplaceAll(msg, s, RedactedValue)
 	}
 	return msg
 }
@@ -130,11 +130,11 @@ func redact(msg string, texts []string) string {
 // quotes none of texts. The original stays reachable with errors.Is and errors.As, so the
 // caller still tells a retry from a rejection, but its text is never printed: a reconcile's
 // error is logged with Error().
-func redactError(err error, texts []string) error {
+func RedactError(err error, texts []string) error {
 	if err == nil {
 		return nil
 	}
-	msg := redact(err.Error(), texts)
+	msg := Redact(err.Error(), texts)
 	if msg == err.Error() {
 		return err
 	}

@@ -8,43 +8,6 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
-// Terms are the words and reasons blueprint selection reports for one kind of owner, so one Select
-// serves Workloads and Deliverables.
-type Terms struct {
-	// Owner names the owner kind in messages, e.g. "workload".
-	Owner string
-	// Blueprint names the blueprint kind in messages, e.g. "supply chain".
-	Blueprint string
-	// Blueprints is Blueprint's plural, e.g. "supply chains".
-	Blueprints string
-	// LabelsMissing is the reason when the owner has no labels, e.g. WorkloadLabelsMissing.
-	LabelsMissing string
-	// NotFound is the reason when no blueprint selects the owner, e.g. SupplyChainNotFound.
-	NotFound string
-	// MultipleMatches is the reason when several blueprints tie, e.g. MultipleSupplyChainMatches.
-	MultipleMatches string
-}
-
-// WorkloadTerms are the Terms of a Workload choosing a ClusterSupplyChain.
-var WorkloadTerms = Terms{
-	Owner:           "workload",
-	Blueprint:       "supply chain",
-	Blueprints:      "supply chains",
-	LabelsMissing:   v1alpha1.ReasonWorkloadLabelsMissing,
-	NotFound:        v1alpha1.ReasonSupplyChainNotFound,
-	MultipleMatches: v1alpha1.ReasonMultipleSupplyChainMatches,
-}
-
-// DeliverableTerms are the Terms of a Deliverable choosing a ClusterDelivery.
-var DeliverableTerms = Terms{
-	Owner:           "deliverable",
-	Blueprint:       "delivery",
-	Blueprints:      "deliveries",
-	LabelsMissing:   v1alpha1.ReasonDeliverableLabelsMissing,
-	NotFound:        v1alpha1.ReasonDeliveryNotFound,
-	MultipleMatches: v1alpha1.ReasonMultipleDeliveryMatches,
-}
-
 // Candidate is a blueprint that may select the owner.
 type Candidate struct {
 	// Name is the blueprint's name.
@@ -57,7 +20,7 @@ type Candidate struct {
 type Selection struct {
 	// Name is the chosen blueprint, or empty when none was chosen.
 	Name string
-	// Reason is v1alpha1.ReasonReady when a blueprint was chosen, otherwise one of the Terms'
+	// Reason is v1alpha1.ReasonReady when a blueprint was chosen, otherwise one of the v1alpha1.SelectionTerms'
 	// reasons, for the owner's SupplyChainReady (DeliveryReady) condition.
 	Reason string
 	// Message explains Reason in Cartographer's words; empty when a blueprint was chosen.
@@ -84,7 +47,7 @@ func (e *CandidateError) Unwrap() error { return e.Err }
 // Select chooses the blueprint whose selector the owner fully satisfies with the highest score
 // (DESIGN §3.1). An owner without labels is reported as such without looking at the candidates, as
 // Cartographer does. A tie at the top score selects nothing and names the tied blueprints.
-func Select(terms Terms, owner Owner, candidates []Candidate) Selection {
+func Select(terms v1alpha1.SelectionTerms, owner Owner, candidates []Candidate) Selection {
 	if len(owner.Labels) == 0 {
 		return Selection{
 			Reason:  terms.LabelsMissing,

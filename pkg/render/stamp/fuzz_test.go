@@ -9,7 +9,7 @@ import (
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // FuzzStamp interpolates arbitrary template JSON against arbitrary context values.
@@ -20,7 +20,7 @@ import (
 //
 // Seeds live in testdata/fuzz/FuzzStamp; run with
 //
-//	go test -run XXX -fuzz '^FuzzStamp$' -fuzztime 10s ./pkg/realizer/stamp
+//	go test -run XXX -fuzz '^FuzzStamp$' -fuzztime 10s ./pkg/render/stamp
 func FuzzStamp(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"$(workload.metadata.name)$-cm"},"data":{"url":"$(source.url)$"}}`),
 		[]byte(`{"workload":{"metadata":{"name":"app"}},"source":{"url":"https://example.com"}}`))

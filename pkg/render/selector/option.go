@@ -66,7 +66,7 @@ func OptionName(o v1alpha1.TemplateOption) string {
 // naming the tied options; an option whose selector cannot be evaluated is an
 // *OptionSelectorError, since without it nobody can tell which option is the most specific.
 // terms.Owner names the owner kind in messages.
-func ChooseOption(terms Terms, owner Owner, options []v1alpha1.TemplateOption) (Choice, error) {
+func ChooseOption(terms v1alpha1.SelectionTerms, owner Owner, options []v1alpha1.TemplateOption) (Choice, error) {
 	var (
 		names   = make([]string, 0, len(options))
 		best    []string

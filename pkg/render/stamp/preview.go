@@ -73,7 +73,7 @@ func previewWith(value any, digest Digester) (preview, digested string, err erro
 }
 
 // outputOrder is the order outputs appear in status; any other name follows, sorted.
-var outputOrder = []string{OutputURL, OutputRevision, OutputImage, OutputConfig}
+var outputOrder = []string{v1alpha1.OutputURL, v1alpha1.OutputRevision, v1alpha1.OutputImage, v1alpha1.OutputConfig}
 
 // StatusOutputs returns the status entries for values read from a stamped object (see
 // ReadOutputs), in the order url, revision, image, config, with digests made by digest. An

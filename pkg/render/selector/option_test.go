@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
+	"github.com/surveyor-dev/surveyor/pkg/render/selector"
 )
 
 func option(name string, fields ...v1alpha1.FieldSelectorRequirement) v1alpha1.TemplateOption {
@@ -74,7 +74,7 @@ func TestChooseOption(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := selector.ChooseOption(selector.WorkloadTerms, owner, tt.options)
+			got, err := selector.ChooseOption(v1alpha1.Workloads.Terms, owner, tt.options)
 			var matchErr *selector.OptionsMatchError
 			var selErr *selector.OptionSelectorError
 			switch {

@@ -7,7 +7,7 @@
 // field requirements whose keys are jsonpaths into the owner. A selector's score is the number of
 // its requirements, so the most specific blueprint wins; an empty selector never matches.
 //
-// Blueprint selection is written once for both owner kinds: Terms carries the words and reasons that
+// Blueprint selection is written once for both owner kinds: v1alpha1.SelectionTerms carries the words and reasons that
 // differ between a Workload choosing a ClusterSupplyChain and a Deliverable choosing a
 // ClusterDelivery.
 package selector

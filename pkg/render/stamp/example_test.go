@@ -3,7 +3,7 @@ package stamp_test
 import (
 	"fmt"
 
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // A whole-string tag keeps the value's type; a tag inside a longer string becomes text.

@@ -1,4 +1,4 @@
-package realizer
+package render
 
 import (
 	"encoding/base64"
@@ -38,8 +38,8 @@ func TestRedact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := redact(tt.msg, tt.texts); got != tt.want {
-				t.Errorf("redact(%q) = %q, want %q", tt.msg, got, tt.want)
+			if got := Redact(tt.msg, tt.texts); got != tt.want {
+				t.Errorf("Redact(%q) = %q, want %q", tt.msg, got, tt.want)
 			}
 		})
 	}
@@ -58,7 +58,7 @@ func TestSecretTexts(t *testing.T) {
 		"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"token": "plain"},
 	}}
 	inputs := []any{map[string]any{"config": map[string]any{"user": "alice", "port": int64(6543)}, "list": []any{"x1"}}, nil}
-	got := strings.Join(secretTexts(inputs, secret), ",")
+	got := strings.Join(SecretTexts(inputs, secret), ",")
 	for _, want := range []string{"alice", "6543", "x1", "from-data", base64.StdEncoding.EncodeToString([]byte("from-data")), "from-stringdata"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("texts %s lack %s", got, want)
@@ -69,7 +69,7 @@ func TestSecretTexts(t *testing.T) {
 			t.Errorf("texts %s hold the key %s", got, key)
 		}
 	}
-	if got := secretTexts(nil, configMap); len(got) != 0 {
+	if got := SecretTexts(nil, configMap); len(got) != 0 {
 		t.Errorf("texts of a ConfigMap stamped from no Secret: %v", got)
 	}
 }
@@ -78,21 +78,22 @@ func TestSecretTexts(t *testing.T) {
 // was, so the caller still tells a retry from a rejection.
 func TestRedactError(t *testing.T) {
 	const pw = "hunter2!!"
+	retryLater := errors.New("retrying later")
 	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "app", field.ErrorList{
 		field.Invalid(field.NewPath("metadata", "labels"), pw, "a valid label must be ..."),
 	})
-	err := redactError(fmt.Errorf("%w: %w", errRetryLater, invalid), []string{pw})
-	if strings.Contains(err.Error(), pw) || !strings.Contains(err.Error(), redactedValue) {
+	err := RedactError(fmt.Errorf("%w: %w", retryLater, invalid), []string{pw})
+	if strings.Contains(err.Error(), pw) || !strings.Contains(err.Error(), RedactedValue) {
 		t.Errorf("error %q, want the value redacted", err)
 	}
-	if !errors.Is(err, errRetryLater) || !apierrors.IsInvalid(err) {
+	if !errors.Is(err, retryLater) || !apierrors.IsInvalid(err) {
 		t.Errorf("redacted error %v lost what it was", err)
 	}
 	plain := errors.New("no value here")
-	if got := redactError(plain, []string{pw}); got != plain {
+	if got := RedactError(plain, []string{pw}); got != plain {
 		t.Errorf("an error quoting nothing became %v", got)
 	}
-	if redactError(nil, []string{pw}) != nil {
+	if RedactError(nil, []string{pw}) != nil {
 		t.Error("nil became an error")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
+	"github.com/surveyor-dev/surveyor/pkg/render/selector"
 )
 
 func workload(labels map[string]any) selector.Owner {

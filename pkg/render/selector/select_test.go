@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
+	"github.com/surveyor-dev/surveyor/pkg/render/selector"
 )
 
 func byLabels(name string, labels map[string]string) selector.Candidate {
@@ -23,7 +23,7 @@ func TestSelect(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		terms      selector.Terms
+		terms      v1alpha1.SelectionTerms
 		owner      selector.Owner
 		candidates []selector.Candidate
 		want       selector.Selection
@@ -31,14 +31,14 @@ func TestSelect(t *testing.T) {
 	}{
 		{
 			name:       "owner without labels",
-			terms:      selector.WorkloadTerms,
+			terms:      v1alpha1.Workloads.Terms,
 			owner:      workload(nil),
 			candidates: []selector.Candidate{{Name: "fields-only", Selector: gitExists}},
 			want:       selector.Selection{Reason: v1alpha1.ReasonWorkloadLabelsMissing, Message: "workload has no labels to match to supply chain"},
 		},
 		{
 			name:       "no candidate matches",
-			terms:      selector.WorkloadTerms,
+			terms:      v1alpha1.Workloads.Terms,
 			owner:      web,
 			candidates: []selector.Candidate{byLabels("api", map[string]string{"app.tanzu.vmware.com/workload-type": "api"}), {Name: "empty"}},
 			want: selector.Selection{
@@ -48,7 +48,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name:       "no candidates at all",
-			terms:      selector.WorkloadTerms,
+			terms:      v1alpha1.Workloads.Terms,
 			owner:      web,
 			candidates: nil,
 			want: selector.Selection{
@@ -58,14 +58,14 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name:       "one match",
-			terms:      selector.WorkloadTerms,
+			terms:      v1alpha1.Workloads.Terms,
 			owner:      web,
 			candidates: []selector.Candidate{byLabels("api", map[string]string{"app.tanzu.vmware.com/workload-type": "api"}), byLabels("web", map[string]string{"app.tanzu.vmware.com/workload-type": "web"})},
 			want:       selector.Selection{Name: "web", Reason: v1alpha1.ReasonReady},
 		},
 		{
 			name:  "the most specific selector wins",
-			terms: selector.WorkloadTerms,
+			terms: v1alpha1.Workloads.Terms,
 			owner: web,
 			candidates: []selector.Candidate{
 				byLabels("web", map[string]string{"app.tanzu.vmware.com/workload-type": "web"}),
@@ -80,7 +80,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name:  "a partial match with more requirements does not win",
-			terms: selector.WorkloadTerms,
+			terms: v1alpha1.Workloads.Terms,
 			owner: web,
 			candidates: []selector.Candidate{
 				byLabels("web", map[string]string{"app.tanzu.vmware.com/workload-type": "web"}),
@@ -90,7 +90,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name:  "tie at the top score",
-			terms: selector.WorkloadTerms,
+			terms: v1alpha1.Workloads.Terms,
 			owner: web,
 			candidates: []selector.Candidate{
 				byLabels("zeta", map[string]string{"team": "a"}),
@@ -104,7 +104,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name:  "a tie below the top score does not matter",
-			terms: selector.WorkloadTerms,
+			terms: v1alpha1.Workloads.Terms,
 			owner: web,
 			candidates: []selector.Candidate{
 				byLabels("type", map[string]string{"app.tanzu.vmware.com/workload-type": "web"}),
@@ -115,7 +115,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name:  "a broken candidate is skipped and reported",
-			terms: selector.WorkloadTerms,
+			terms: v1alpha1.Workloads.Terms,
 			owner: web,
 			candidates: []selector.Candidate{
 				{Name: "broken", Selector: v1alpha1.OwnerSelector{
@@ -129,7 +129,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name:  "deliverable wording",
-			terms: selector.DeliverableTerms,
+			terms: v1alpha1.Deliverables.Terms,
 			owner: web,
 			candidates: []selector.Candidate{
 				byLabels("b", map[string]string{"team": "a"}),
@@ -142,7 +142,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name:  "deliverable without labels",
-			terms: selector.DeliverableTerms,
+			terms: v1alpha1.Deliverables.Terms,
 			owner: workload(map[string]any{}),
 			want:  selector.Selection{Reason: v1alpha1.ReasonDeliverableLabelsMissing, Message: "deliverable has no labels to match to delivery"},
 		},

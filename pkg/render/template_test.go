@@ -1,4 +1,4 @@
-package realizer
+package render
 
 import (
 	"testing"
@@ -27,7 +27,7 @@ func TestRuleProblemNamesTheField(t *testing.T) {
 		{"healthyConditionRule", v1alpha1.TemplateSpec{HealthyConditionRule: rule}, "invalid healthyConditionRule" + problem},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := ruleProblem(&tt.spec)
+			c := RuleProblem(&tt.spec)
 			if c == nil || c.Reason != v1alpha1.ReasonInvalidHealthRule || c.Message != tt.want {
 				t.Fatalf("ruleProblem = %+v, want InvalidHealthRule %q", c, tt.want)
 			}

@@ -6,7 +6,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/selector"
+	"github.com/surveyor-dev/surveyor/pkg/render/selector"
 )
 
 // FuzzSelectorMatchFields evaluates one matchFields requirement, with an arbitrary key,
@@ -18,7 +18,7 @@ import (
 //
 // Seeds live in testdata/fuzz/FuzzSelectorMatchFields; run with
 //
-//	go test -run XXX -fuzz '^FuzzSelectorMatchFields$' -fuzztime 10s ./pkg/realizer/selector
+//	go test -run XXX -fuzz '^FuzzSelectorMatchFields$' -fuzztime 10s ./pkg/render/selector
 func FuzzSelectorMatchFields(f *testing.F) {
 	wl := `{"apiVersion":"carto.run/v1alpha1","kind":"Workload","metadata":{"name":"app","labels":{"type":"web"}},` +
 		`"spec":{"source":{"git":{"url":"https://example.com"}},"image":null,"params":[{"name":"replicas","value":2}],"env":[]}}`
@@ -74,7 +74,7 @@ func FuzzSelectorMatchFields(f *testing.F) {
 			t.Fatalf("key %q: In matches but Exists does not", key)
 		}
 
-		sel := selector.Select(selector.WorkloadTerms, owner, []selector.Candidate{
+		sel := selector.Select(v1alpha1.Workloads.Terms, owner, []selector.Candidate{
 			{Name: "fuzzed", Selector: v1alpha1.OwnerSelector{SelectorMatchFields: []v1alpha1.FieldSelectorRequirement{fuzzed}}},
 		})
 		if bpErr != nil && sel.Name != "" {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 func TestDeploymentSucceeded(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 func gitRepository() *unstructured.Unstructured {
@@ -25,36 +25,10 @@ func gitRepository() *unstructured.Unstructured {
 	}}
 }
 
-func TestOutputPaths(t *testing.T) {
-	var source v1alpha1.ClusterSourceTemplate
-	source.Spec.URLPath, source.Spec.RevisionPath = ".status.artifact.url", ".status.artifact.revision"
-	var image v1alpha1.ClusterImageTemplate
-	image.Spec.ImagePath = ".status.latestImage"
-	var config v1alpha1.ClusterConfigTemplate
-	config.Spec.ConfigPath = ".data"
-	tests := []struct {
-		name     string
-		template any
-		want     []stamp.OutputPath
-	}{
-		{name: "source", template: &source, want: []stamp.OutputPath{{Name: "url", Path: ".status.artifact.url"}, {Name: "revision", Path: ".status.artifact.revision"}}},
-		{name: "image", template: &image, want: []stamp.OutputPath{{Name: "image", Path: ".status.latestImage"}}},
-		{name: "config", template: &config, want: []stamp.OutputPath{{Name: "config", Path: ".data"}}},
-		{name: "cluster template", template: &v1alpha1.ClusterTemplate{}, want: nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := stamp.OutputPaths(tt.template); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("OutputPaths() = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestReadOutputs(t *testing.T) {
 	tests := []struct {
 		name     string
-		paths    []stamp.OutputPath
+		paths    []v1alpha1.OutputPath
 		want     map[string]any
 		wantErr  string
 		errPath  string
@@ -62,31 +36,31 @@ func TestReadOutputs(t *testing.T) {
 	}{
 		{
 			name:  "url and revision",
-			paths: []stamp.OutputPath{{Name: "url", Path: ".status.artifact.url"}, {Name: "revision", Path: "status.artifact.revision"}},
+			paths: []v1alpha1.OutputPath{{Name: "url", Path: ".status.artifact.url"}, {Name: "revision", Path: "status.artifact.revision"}},
 			want:  map[string]any{"url": "http://source/petclinic.tar.gz", "revision": "main@sha1:abc"},
 		},
 		{
 			name:  "config map and number",
-			paths: []stamp.OutputPath{{Name: "config", Path: "{.data}"}, {Name: "size", Path: ".status.artifact.size"}},
+			paths: []v1alpha1.OutputPath{{Name: "config", Path: "{.data}"}, {Name: "size", Path: ".status.artifact.size"}},
 			want:  map[string]any{"config": map[string]any{"a": "1"}, "size": int64(42)},
 		},
 		{
 			name:     "missing value",
-			paths:    []stamp.OutputPath{{Name: "url", Path: ".status.artifact.url"}, {Name: "image", Path: ".status.latestImage"}},
+			paths:    []v1alpha1.OutputPath{{Name: "url", Path: ".status.artifact.url"}, {Name: "image", Path: ".status.latestImage"}},
 			wantErr:  "output image: jsonpath [.status.latestImage]: latestImage is not found",
 			errPath:  ".status.latestImage",
 			notFound: true,
 		},
 		{
 			name:     "null value",
-			paths:    []stamp.OutputPath{{Name: "image", Path: ".status.empty"}},
+			paths:    []v1alpha1.OutputPath{{Name: "image", Path: ".status.empty"}},
 			wantErr:  "output image: jsonpath [.status.empty]: value is null: not found",
 			errPath:  ".status.empty",
 			notFound: true,
 		},
 		{
 			name:    "invalid path",
-			paths:   []stamp.OutputPath{{Name: "image", Path: ".status["}},
+			paths:   []v1alpha1.OutputPath{{Name: "image", Path: ".status["}},
 			wantErr: `output image: jsonpath [.status[]: invalid jsonpath ".status[": unterminated array`,
 			errPath: ".status[",
 		},

@@ -3,7 +3,7 @@ package stamp_test
 import (
 	"testing"
 
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // storedDeployment is a Deployment as the API server stores it: quantities in canonical form,

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 var (

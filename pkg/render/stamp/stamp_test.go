@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/surveyor-dev/surveyor/pkg/expr"
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 func owner() map[string]any {

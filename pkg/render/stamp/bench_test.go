@@ -3,7 +3,7 @@ package stamp_test
 import (
 	"testing"
 
-	"github.com/surveyor-dev/surveyor/pkg/realizer/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // deploymentTemplate is a typical ClusterTemplate object: a Deployment built from the Workload, its
