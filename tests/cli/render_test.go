@@ -16,7 +16,7 @@ import (
 	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
-	"github.com/surveyor-dev/surveyor/pkg/realizer"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
 // annotationStampDigest is the realizer's digest of everything it stamped in an object.
@@ -64,7 +64,7 @@ func TestRenderMatchesController(t *testing.T) {
 			stamped := stampedObjects(t, live)
 			o.SetUID(live.GetUID())
 
-			offline, err := realizer.Render(realizer.RenderInput{Owner: o, Objects: objects})
+			offline, err := render.Render(render.RenderInput{Owner: o, Objects: objects})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestRenderMatchesController(t *testing.T) {
 			for _, s := range stamped {
 				observed = append(observed, s)
 			}
-			r, err := realizer.Render(realizer.RenderInput{Owner: o, Objects: objects, Observed: observed})
+			r, err := render.Render(render.RenderInput{Owner: o, Objects: objects, Observed: observed})
 			if err != nil {
 				t.Fatal(err)
 			}
