@@ -41,7 +41,7 @@ func TestRenderMatchesController(t *testing.T) {
 		t.Fatal(err)
 	}
 	var owners []v1alpha1.Owner
-	var objects []client.Object
+	var objects []v1alpha1.Object
 	for _, d := range docs {
 		obj, err := d.Decode()
 		if err != nil {
