@@ -28,8 +28,10 @@ import (
 // (rollout.go). One instance serves each blueprint kind (ClusterSupplyChain,
 // ClusterDelivery).
 type BlueprintReconciler struct {
-	client   client.Client
-	kind     *v1alpha1.BlueprintKind
+	client client.Client
+	kind   *v1alpha1.BlueprintKind
+	// status writes the rollout records of the blueprint's owners.
+	status   statusWriter
 	recorder record.EventRecorder
 	now      func() metav1.Time
 }

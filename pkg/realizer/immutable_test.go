@@ -139,7 +139,7 @@ func TestReconcileForgetsCreatedObjectsOfCompleteOwners(t *testing.T) {
 	}
 	r := &OwnerReconciler{
 		kind: v1alpha1.Workloads, client: cl, echoes: &echoes{}, now: metav1.Now,
-		status: &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(v1alpha1.KindWorkload), resource: "workloads"},
+		status: &restStatusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(v1alpha1.KindWorkload), resource: "workloads"},
 	}
 	r.created.remember(done, "run", createdObject("a"))
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "apps", Name: "done"}}); err != nil {

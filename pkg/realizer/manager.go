@@ -111,11 +111,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(recorder); err != nil {
 		return err
 	}
-	for _, kind := range v1alpha1.BlueprintKinds {
-		if err := (&BlueprintReconciler{client: mgr.GetClient(), kind: kind, recorder: recorder, now: metav1.Now}).SetupWithManager(mgr); err != nil {
-			return err
-		}
-	}
 	for _, kind := range v1alpha1.TemplateKinds {
 		if err := (&TemplateReconciler{Client: mgr.GetClient(), Kind: kind}).SetupWithManager(mgr); err != nil {
 			return err
@@ -123,11 +118,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	imp := newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), maxImpersonatingClients)
 	for _, kind := range v1alpha1.OwnerKinds {
-		r, err := newOwnerReconciler(mgr, kind, recorder, imp, stamp.KeyedDigest(key))
+		// One writer of the kind's owners' status, for both reconcilers.
+		status, err := newStatusWriter(mgr, kind)
 		if err != nil {
 			return err
 		}
-		if err := r.SetupWithManager(mgr); err != nil {
+		if err := newOwnerReconciler(mgr, kind, status, recorder, imp, stamp.KeyedDigest(key)).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		br := &BlueprintReconciler{client: mgr.GetClient(), kind: kind.Blueprint, status: status, recorder: recorder, now: metav1.Now}
+		if err := br.SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

@@ -53,7 +53,7 @@ func TestPanicStatusKeepsANewerStatus(t *testing.T) {
 			return nil
 		},
 	})
-	r := &OwnerReconciler{kind: v1alpha1.Workloads, client: cache, live: server, echoes: &echoes{}}
+	r := &OwnerReconciler{kind: v1alpha1.Workloads, client: cache, live: server, echoes: &echoes{}, status: clientStatusWriter{server}}
 	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(wl)}); err == nil {
 		t.Fatal("a panicking reconcile returned no error: the owner would not be retried")
 	}
@@ -68,4 +68,12 @@ func TestPanicStatusKeepsANewerStatus(t *testing.T) {
 	if ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Reason != v1alpha1.ReasonReconcilePanicked {
 		t.Errorf("Ready = %+v, want reason %s", ready, v1alpha1.ReasonReconcilePanicked)
 	}
+}
+
+// clientStatusWriter writes status through a controller-runtime client, for tests against
+// its fake; like restStatusWriter, a stale resourceVersion is a conflict.
+type clientStatusWriter struct{ client.Client }
+
+func (w clientStatusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {
+	return w.Status().Update(ctx, owner)
 }

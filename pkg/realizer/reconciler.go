@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -51,7 +50,7 @@ type OwnerReconciler struct {
 	client client.Client // carto.run kinds from the cache
 	// live reads the API server, for what the cache may not have caught up with.
 	live     client.Reader
-	status   *statusWriter
+	status   statusWriter
 	stamped  stampedReader // stamped objects, from label-filtered informers
 	imp      *impersonator
 	watch    *watcher
@@ -69,11 +68,7 @@ type OwnerReconciler struct {
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
 // client and config, stamping through imp (one for every owner kind) and digesting
 // Secret-derived outputs with secretDigest.
-func newOwnerReconciler(mgr ctrl.Manager, kind *v1alpha1.OwnerKind, recorder record.EventRecorder, imp *impersonator, secretDigest stamp.Digester) (*OwnerReconciler, error) {
-	status, err := newStatusWriter(mgr, kind)
-	if err != nil {
-		return nil, err
-	}
+func newOwnerReconciler(mgr ctrl.Manager, kind *v1alpha1.OwnerKind, status statusWriter, recorder record.EventRecorder, imp *impersonator, secretDigest stamp.Digester) *OwnerReconciler {
 	echo := &echoes{}
 	stamped := newStampedReader(mgr.GetCache(), mgr.GetScheme())
 	return &OwnerReconciler{
@@ -99,7 +94,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *v1alpha1.OwnerKind, recorder rec
 			handler: handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 				kind.NewOwner(), handler.OnlyControllerOwner()),
 		},
-	}, nil
+	}
 }
 
 // SetupWithManager registers the reconciler. A blueprint change re-queues its owners once
@@ -223,10 +218,9 @@ func (r *OwnerReconciler) forget(req ctrl.Request) {
 // with backoff while every other owner carries on.
 //
 // The write carries the resourceVersion it was computed from: the cached copy can lag a
-// status this reconciler has just written (Complete=True, say), and a merge patch
-// replaces the whole list of conditions, so without the lock it would write the old
-// list back. On a conflict the owner is read again from the API server and the
-// condition set on what it holds.
+// status this reconciler has just written (Complete=True, say), and the status is written
+// whole, so without the lock it would write the old one back. On a conflict the owner is
+// read again from the API server and the condition set on what it holds.
 func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any) (ctrl.Result, error) {
 	err := fmt.Errorf("panic while realizing %s %s: %v", r.kind.Singular(), req.NamespacedName, p)
 	logf.FromContext(ctx).Error(err, "recovered", "stack", string(debug.Stack()))
@@ -237,16 +231,13 @@ func (r *OwnerReconciler) panicked(ctx context.Context, req ctrl.Request, p any)
 			return err
 		}
 		read = r.live
-		orig := owner.DeepCopyObject().(v1alpha1.Owner)
 		st := owner.GetOwnerStatus()
-		conds := slices.Clone(st.Conditions)
-		meta.SetStatusCondition(&conds, metav1.Condition{
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
 			Type: v1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReconcilePanicked,
 			Message:            fmt.Sprintf("an internal error interrupted realizing this %s; see the controller logs", r.kind.Singular()),
 			ObservedGeneration: owner.GetGeneration(),
 		})
-		st.Conditions = conds
-		return r.client.Status().Patch(ctx, owner, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		return r.status.update(ctx, owner)
 	})
 	if writeErr != nil && !apierrors.IsNotFound(writeErr) {
 		// The panic is what is returned (and retried); the failed write is only logged.

@@ -194,7 +194,7 @@ func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, rec
 	}
 	changed := owner.DeepCopyObject().(v1alpha1.Owner)
 	changed.GetOwnerStatus().Rollout = &record
-	err := r.client.Status().Patch(ctx, changed, client.MergeFromWithOptions(owner, client.MergeFromWithOptimisticLock{}))
+	err := r.status.update(ctx, changed)
 	if apierrors.IsConflict(err) {
 		return errStaleOwner
 	}

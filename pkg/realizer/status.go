@@ -150,17 +150,25 @@ func resourcesSubmitted(res []*render.Result) metav1.Condition {
 	return c
 }
 
-// statusWriter writes owners' statuses through a plain REST client: the body is the
-// owner as cached with its new status (the resourceVersion in it makes a stale copy lose
-// to a newer one), and of the answer only the new resourceVersion is read. A typed
-// client would decode the whole owner back, and a merge patch would diff two owners.
-type statusWriter struct {
+// statusWriter is the one way an owner's status is written, by the owner reconciler, the
+// blueprint reconciler (an owner's rollout record) and the panic path alike: the whole
+// status, with the resourceVersion it was computed from, so a status computed from a stale
+// copy loses to a newer one (a conflict) instead of overwriting it.
+type statusWriter interface {
+	// update writes owner's status and sets its resourceVersion to the one written.
+	update(ctx context.Context, owner v1alpha1.Owner) error
+}
+
+// restStatusWriter writes owners' statuses through a plain REST client: the body is the
+// owner with its new status, and of the answer only the new resourceVersion is read. A
+// typed client would decode the whole owner back, and a merge patch would diff two owners.
+type restStatusWriter struct {
 	rest     rest.Interface
 	gvk      schema.GroupVersionKind
 	resource string
 }
 
-func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.OwnerKind) (*statusWriter, error) {
+func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.OwnerKind) (statusWriter, error) {
 	cfg := rest.CopyConfig(mgr.GetConfig())
 	cfg.GroupVersion = &v1alpha1.GroupVersion
 	cfg.APIPath = "/apis"
@@ -170,7 +178,7 @@ func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.OwnerKind) (*statusWriter,
 	if err != nil {
 		return nil, err
 	}
-	return &statusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.Kind), resource: kind.Resource}, nil
+	return &restStatusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.Kind), resource: kind.Resource}, nil
 }
 
 // metadataOnly asks the API server to answer a write with the object's metadata alone,
@@ -178,8 +186,7 @@ func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.OwnerKind) (*statusWriter,
 // of 8.0 KB (what is left is nearly all managedFields, which every answer carries).
 const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
-// update writes owner's status and sets its resourceVersion to the one written.
-func (w *statusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {
+func (w *restStatusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {
 	owner.GetObjectKind().SetGroupVersionKind(w.gvk)
 	body, err := json.Marshal(owner)
 	if err != nil {
