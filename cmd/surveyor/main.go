@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/surveyor-dev/surveyor/internal/digestkey"
 	"github.com/surveyor-dev/surveyor/internal/metricsauth"
 	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
@@ -59,7 +60,7 @@ func run() error {
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 8, "Reconciles each controller runs at once; reconciles wait on the API server, not the CPU.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Hold a leader-election lease so that only one replica reconciles at a time.")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
-	flag.StringVar(&digestKeyNamespace, "digest-key-namespace", realizer.DefaultDigestKeyNamespace, "Namespace of the Secret "+realizer.DigestKeySecret+", which holds the key of the digests of Secret-derived outputs (created when missing).")
+	flag.StringVar(&digestKeyNamespace, "digest-key-namespace", digestkey.DefaultNamespace, "Namespace of the Secret "+digestkey.Secret+", which holds the key of the digests of Secret-derived outputs (created when missing).")
 	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease over.")
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down (and exits); raise it to ride out longer API server outages.")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "How often leader-election clients retry.")

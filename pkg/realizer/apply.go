@@ -5,10 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/surveyor-dev/surveyor/internal/apierr"
+	"github.com/surveyor-dev/surveyor/internal/echo"
+	"github.com/surveyor-dev/surveyor/internal/watch"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
@@ -28,14 +29,14 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 	gvk := obj.GroupVersionKind()
 	rejected := func(err error) (*unstructured.Unstructured, *metav1.Condition, error) {
 		c := render.Submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateRejectedByAPIServer,
-			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.Name, apiMessage(err))
+			"unable to apply object [%s/%s] for resource [%s]: %s", gvk.Kind, obj.GetName(), res.Name, apierr.Message(err))
 		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 			// Writing to a namespace that exists, only the kind can be missing: its CRD
 			// was deleted (or is being deleted) since the mapping was learnt.
-			rz.r.watch.wait(gvk.Group, ownerRequest(rz.owner))
-			err = &notServedError{gvk: gvk, err: err}
+			rz.r.watch.Wait(gvk.Group, watch.OwnerRequest(rz.owner))
+			err = watch.NotServed(gvk, err)
 		}
-		var notServed *notServedError
+		var notServed *watch.NotServedError
 		switch {
 		case errors.As(err, &notServed):
 			c = render.Submitted(metav1.ConditionUnknown, v1alpha1.ReasonKindNotServed,
@@ -45,7 +46,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 			// RBAC is fixed outside the owner (a RoleBinding is added) and nothing
 			// here watches RBAC, so a denial is retried with backoff.
 			return nil, &c, fmt.Errorf("%w: %w", errRetryLater, err)
-		case isTransient(err):
+		case apierr.Transient(err):
 			c.Status = metav1.ConditionUnknown
 			return nil, &c, err
 		}
@@ -61,7 +62,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 		}
 		return live, nil, nil
 	}
-	live, err := rz.r.stamped.get(rz.ctx, gvk, client.ObjectKeyFromObject(obj))
+	live, err := rz.r.stamped.Get(rz.ctx, gvk, client.ObjectKeyFromObject(obj))
 	switch {
 	case err == nil:
 		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && stamp.Contains(live.Object, asStored(obj).Object) {
@@ -74,7 +75,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 	if err != nil {
 		return rejected(err)
 	}
-	rz.events.add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
+	rz.events.Add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
 	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.Name, "kind", gvk.Kind, "name", obj.GetName())
 	return applied, nil, nil
 }
@@ -86,7 +87,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 // JSON answer, its managedFields included (BenchmarkServerSideApply).
 func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := obj.GroupVersionKind()
-	answer := rz.r.stamped.object(gvk)
+	answer := rz.r.stamped.Object(gvk)
 	var patch client.Patch = client.Apply
 	if u, ok := answer.(*unstructured.Unstructured); ok {
 		obj.DeepCopyInto(u)
@@ -99,7 +100,7 @@ func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstruc
 		answer.SetNamespace(obj.GetNamespace())
 		answer.SetName(obj.GetName())
 	}
-	err := rz.r.echoes.write(objectKey(obj), answer, func() error {
+	err := rz.r.echoes.Write(echo.ObjectKey(obj), answer, func() error {
 		return rz.write(gvk, func(ctx context.Context) error {
 			return rz.client.Patch(ctx, answer, patch, client.FieldOwner(FieldManager), client.ForceOwnership)
 		})
@@ -108,43 +109,32 @@ func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstruc
 		return nil, err
 	}
 	answer.SetManagedFields(nil) // as the cache holds it: no code reads them
-	return asUnstructured(gvk, answer)
+	return watch.AsUnstructured(gvk, answer)
 }
 
 func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.StampedRef {
 	gvk := obj.GroupVersionKind()
-	ref := &v1alpha1.StampedRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	if kw := rz.r.watch.synced(gvk); kw != nil {
-		ref.Resource = kw.resource.String()
-	} else if mapping, err := rz.r.watch.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
-		ref.Resource = mapping.Resource.GroupResource().String()
+	return &v1alpha1.StampedRef{
+		APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		Resource: rz.r.watch.Resource(gvk),
 	}
-	return ref
 }
 
-// write runs one write of a gvk object within writeTimeout, as the watcher lets it (see
-// watcher.beginWrite and watcher.written). A write that timed out is reported as the kind
-// not served.
+// write runs one write of a gvk object, as the watcher lets it (Watcher.Write); a kind
+// still syncing marks the whole realization as one to drop (see watch.ErrKindSyncing).
 func (rz *realization) write(gvk schema.GroupVersionKind, do func(context.Context) error) error {
-	if err := rz.r.watch.beginWrite(gvk, ownerRequest(rz.owner)); err != nil {
-		rz.syncing = errors.Is(err, errKindSyncing)
-		return err
-	}
-	ctx, cancel := context.WithTimeout(rz.ctx, writeTimeout)
-	defer cancel()
-	err := do(ctx)
-	rz.r.watch.written(gvk, err)
-	if timedOut(err) {
-		return &notServedError{gvk: gvk, err: fmt.Errorf("a write timed out: %w", err)}
+	err := rz.r.watch.Write(rz.ctx, gvk, watch.OwnerRequest(rz.owner), do)
+	if errors.Is(err, watch.ErrKindSyncing) {
+		rz.syncing = true
 	}
 	return err
 }
 
 // ensure is the watcher's ensure for this owner; a kind still syncing marks the whole
-// realization as one to drop (see errKindSyncing).
+// realization as one to drop (see watch.ErrKindSyncing).
 func (rz *realization) ensure(gvk schema.GroupVersionKind) error {
-	err := rz.r.watch.ensure(gvk, ownerRequest(rz.owner))
-	if errors.Is(err, errKindSyncing) {
+	err := rz.r.watch.Ensure(gvk, watch.OwnerRequest(rz.owner))
+	if errors.Is(err, watch.ErrKindSyncing) {
 		rz.syncing = true
 	}
 	return err
@@ -156,7 +146,7 @@ func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured
 	if err := rz.ensure(gvk); err != nil {
 		return nil
 	}
-	obj, err := rz.r.stamped.get(rz.ctx, gvk, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name})
+	obj, err := rz.r.stamped.Get(rz.ctx, gvk, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name})
 	if err != nil {
 		return nil
 	}
@@ -195,7 +185,7 @@ func (rz *realization) prune(now []*render.Result) {
 			continue
 		}
 		if err == nil {
-			rz.events.add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
+			rz.events.Add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
 		}
 	}
 }
@@ -230,37 +220,3 @@ func sameObject(a, b v1alpha1.StampedRef) bool {
 // may get past without any watched object changing (a denial before a RoleBinding
 // exists). The reconcile is re-queued with backoff rather than reported as an error.
 var errRetryLater = errors.New("retrying later")
-
-// isTransient tells API errors a retry may fix from those only the user can fix, by
-// the API status's reason: the server's failures (internal errors, timeouts, throttling,
-// an unavailable server) and errors that never reached it are transient.
-func isTransient(err error) bool {
-	if errors.Is(err, errNotStampable) || meta.IsNoMatchError(err) {
-		return false
-	}
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return true // the request did not get an answer: a network error or a timeout
-	}
-	switch status.Status().Reason {
-	case metav1.StatusReasonInternalError, metav1.StatusReasonTimeout, metav1.StatusReasonServerTimeout,
-		metav1.StatusReasonServiceUnavailable, metav1.StatusReasonTooManyRequests, metav1.StatusReasonConflict:
-		return true
-	case metav1.StatusReasonUnknown:
-		// A reasonless 500 is an error the API server did not classify. Server-side apply
-		// answers so when the object itself cannot be converted (a string where the
-		// schema has a number, Secret data that is not base64): only the template can
-		// fix that. Other reasonless server errors (a gateway's 502, 504) are transient.
-		return status.Status().Code != http.StatusInternalServerError && status.Status().Code >= http.StatusInternalServerError
-	}
-	return false
-}
-
-// apiMessage is the API server's own message for a status error.
-func apiMessage(err error) string {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Message != "" {
-		return status.Status().Message
-	}
-	return err.Error()
-}

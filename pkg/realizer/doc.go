@@ -1,12 +1,12 @@
-// Package realizer realizes owners through their blueprints: Workloads through
-// ClusterSupplyChains and Deliverables through ClusterDeliveries, by one owner reconciler
-// parameterised by an owner-kind descriptor (kinds.go). It selects the owner's blueprint,
-// stamps each template in order with outputs flowing from one resource to the next,
-// applies the objects as the owner's ServiceAccount (a new object per change for an
-// immutable template), watches them, prunes what the blueprint no longer holds, and
-// writes the owner's status once, computed from what it observed.
+// Package realizer holds the reconcilers: one owner reconciler for every owner kind of the
+// table of kinds (Workloads through ClusterSupplyChains, Deliverables through
+// ClusterDeliveries), the blueprint reconciler with its progressive rollout, and the
+// template reconciler. The owner reconciler selects the owner's blueprint, takes each
+// resource through the pure pipeline of pkg/render, applies the objects as the owner's
+// ServiceAccount (a new object per change for an immutable template), prunes what the
+// blueprint no longer holds, and writes the owner's status once, computed from what it
+// observed.
 //
-// The pure parts live in sub-packages: selector (blueprint and option selection) and
-// stamp (params, $(...)$ interpolation, outputs, deployment success). Health is judged
-// by pkg/health. This package is the thin shell that talks to the API server.
+// The plumbing the reconcilers share lives under internal/: watch (informers of stamped
+// kinds), echo, events, transform, impersonate, digestkey and apierr.
 package realizer

@@ -48,7 +48,7 @@ func (rz *realization) createImmutable(res *v1alpha1.BlueprintResource, tpl rend
 			return nil, err
 		}
 		rz.r.created.remember(rz.owner, res.Name, created)
-		rz.events.add(v1alpha1.EventStampedObjectApplied, "Created %s/%s for resource [%s]", created.GetKind(), created.GetName(), res.Name)
+		rz.events.Add(v1alpha1.EventStampedObjectApplied, "Created %s/%s for resource [%s]", created.GetKind(), created.GetName(), res.Name)
 		objects = append(objects, created)
 	}
 	rz.retain(res, tpl, objects)
@@ -64,7 +64,7 @@ func (rz *realization) immutableObjects(res *v1alpha1.BlueprintResource, obj *un
 		rz.r.kind.Labels.Namespace: rz.owner.GetNamespace(),
 		v1alpha1.LabelResourceName: res.Name,
 	}
-	listed, err := rz.r.stamped.list(rz.ctx, obj.GroupVersionKind(), client.InNamespace(rz.owner.GetNamespace()), labels)
+	listed, err := rz.r.stamped.List(rz.ctx, obj.GroupVersionKind(), client.InNamespace(rz.owner.GetNamespace()), labels)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (rz *realization) retain(res *v1alpha1.BlueprintResource, tpl render.Templa
 			}
 			continue
 		}
-		rz.events.add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.Name)
+		rz.events.Add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.Name)
 	}
 }
 

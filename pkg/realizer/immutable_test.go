@@ -11,14 +11,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/surveyor-dev/surveyor/internal/echo"
+	"github.com/surveyor-dev/surveyor/internal/watch"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -86,13 +86,8 @@ func TestReconcileForgetsCreatedObjectsOfGoneOwners(t *testing.T) {
 	deleting.Finalizers = []string{"example.com/hold"}
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(deleting).Build()
-	goneReq := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "apps", Name: "gone"}}
-	gizmo := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gizmo"}
-	w := &watcher{
-		waiting: map[string]map[reconcile.Request]bool{"example.com": {goneReq: true}},
-		kinds:   map[schema.GroupVersionKind]*kindWatch{gizmo: {waiters: map[reconcile.Request]bool{goneReq: true}}},
-	}
-	r := &OwnerReconciler{kind: v1alpha1.Workloads, client: cl, echoes: &echoes{}, watch: w}
+	// What the watcher forgets of a gone owner is internal/watch's TestForget.
+	r := &OwnerReconciler{kind: v1alpha1.Workloads, client: cl, echoes: &echo.Echoes{}, watch: &watch.Watcher{}}
 	gone := workloadNamed("gone", "uid-g")
 	r.created.remember(gone, "run", createdObject("a"))
 	r.created.remember(deleting, "run", createdObject("b"))
@@ -103,9 +98,6 @@ func TestReconcileForgetsCreatedObjectsOfGoneOwners(t *testing.T) {
 	}
 	if n := r.created.len(); n != 0 {
 		t.Errorf("%d owners still have created objects remembered, want 0", n)
-	}
-	if len(w.waiting) != 0 || len(w.kinds[gizmo].waiters) != 0 {
-		t.Errorf("the gone owner still waits for a kind: %v, %v", w.waiting, w.kinds[gizmo].waiters)
 	}
 }
 
@@ -138,7 +130,7 @@ func TestReconcileForgetsCreatedObjectsOfCompleteOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &OwnerReconciler{
-		kind: v1alpha1.Workloads, client: cl, echoes: &echoes{}, now: metav1.Now,
+		kind: v1alpha1.Workloads, client: cl, echoes: &echo.Echoes{}, now: metav1.Now,
 		status: &restStatusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(v1alpha1.KindWorkload), resource: "workloads"},
 	}
 	r.created.remember(done, "run", createdObject("a"))

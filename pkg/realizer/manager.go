@@ -14,6 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/surveyor-dev/surveyor/internal/digestkey"
+	"github.com/surveyor-dev/surveyor/internal/events"
+	"github.com/surveyor-dev/surveyor/internal/impersonate"
+	"github.com/surveyor-dev/surveyor/internal/transform"
+	"github.com/surveyor-dev/surveyor/internal/watch"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
@@ -42,15 +47,14 @@ func CacheOptions() cache.Options {
 		panic(err) // a constant, valid key
 	}
 	// Surveyor's own kinds are cached whole; every other kind's informer (a stamped
-	// kind's) keeps whole only the objects an owner controls (stampedTransform).
-	everything := cache.ByObject{Label: labels.Everything(), Transform: internTransform}
+	// kind's) keeps whole only the objects an owner controls (transform.Stamped).
+	everything := cache.ByObject{Label: labels.Everything(), Transform: transform.Intern}
 	byObject := map[client.Object]cache.ByObject{
-		&v1alpha1.Workload{}:           everything,
-		&v1alpha1.Deliverable{}:        everything,
-		&v1alpha1.ClusterSupplyChain{}: everything,
-		&v1alpha1.ClusterDelivery{}:    everything,
-		&v1alpha1.BlueprintRevision{}:  everything,
-		crdObject():                    everything, // metadata only: a deleted CRD drops its kinds' informers
+		&v1alpha1.BlueprintRevision{}: everything,
+		watch.CRDObject():             everything, // metadata only: a deleted CRD drops its kinds' informers
+	}
+	for _, k := range v1alpha1.OwnerKinds {
+		byObject[k.New()], byObject[k.Blueprint.New()] = everything, everything
 	}
 	for _, k := range v1alpha1.TemplateKinds {
 		byObject[k.New()] = everything
@@ -61,14 +65,14 @@ func CacheOptions() cache.Options {
 	// controls is kept as a stub (foreign.go).
 	return cache.Options{
 		DefaultLabelSelector: labels.NewSelector().Add(*stamped), ByObject: byObject,
-		DefaultTransform: stampedTransform,
+		DefaultTransform: transform.Stamped,
 	}
 }
 
 // registerMetrics exposes the expression caches' compile counters, which stay flat in
 // steady state: every expression and path is compiled once and cached.
 var registerMetrics = sync.OnceFunc(func() {
-	metrics.Registry.MustRegister(
+	metrics.Registry.MustRegister(append(events.Metrics(),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "surveyor_cel_compilations_total",
 			Help: "CEL programs compiled; flat in steady state because programs are cached per expression.",
@@ -77,14 +81,13 @@ var registerMetrics = sync.OnceFunc(func() {
 			Name: "surveyor_jsonpath_parses_total",
 			Help: "Jsonpaths parsed; flat in steady state because parses are cached per path.",
 		}, func() float64 { return float64(expr.PathParseCount()) }),
-		eventsRecorded, eventsFailed,
-	)
+	)...)
 })
 
 // Options are the realizer's settings.
 type Options struct {
-	// DigestKeyNamespace is the namespace of the Secret DigestKeySecret, which holds the key
-	// of the digests of Secret-derived outputs; empty means DefaultDigestKeyNamespace.
+	// DigestKeyNamespace is the namespace of the Secret digestkey.Secret, which holds the key
+	// of the digests of Secret-derived outputs; empty means digestkey.DefaultNamespace.
 	DigestKeyNamespace string
 }
 
@@ -95,16 +98,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	registerMetrics()
 	namespace := opts.DigestKeyNamespace
 	if namespace == "" {
-		namespace = DefaultDigestKeyNamespace
+		namespace = digestkey.DefaultNamespace
 	}
-	key, err := loadDigestKey(ctx, mgr.GetAPIReader(), mgr.GetClient(), namespace)
+	key, err := digestkey.Load(ctx, mgr.GetAPIReader(), mgr.GetClient(), namespace)
 	if err != nil {
 		return err
 	}
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	recorder, err := newEventRecorder(mgr.GetConfig(), mgr.GetScheme())
+	recorder, err := events.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), FieldManager)
 	if err != nil {
 		return err
 	}
@@ -116,7 +119,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return err
 		}
 	}
-	imp := newImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), maxImpersonatingClients)
+	imp := impersonate.New(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), impersonate.MaxClients)
 	for _, kind := range v1alpha1.OwnerKinds {
 		// One writer of the kind's owners' status, for both reconcilers.
 		status, err := newStatusWriter(mgr, kind)

@@ -35,7 +35,7 @@ func (rz *realization) outputs(name string, values map[string]any, secret bool) 
 	for _, o := range outs {
 		i := slices.IndexFunc(previous, func(p v1alpha1.Output) bool { return p.Name == o.Name })
 		if i >= 0 && previous[i].Digest != o.Digest {
-			rz.events.add(v1alpha1.EventResourceOutputChanged, "Output [%s] of resource [%s] changed to %s", o.Name, name, o.Digest)
+			rz.events.Add(v1alpha1.EventResourceOutputChanged, "Output [%s] of resource [%s] changed to %s", o.Name, name, o.Digest)
 		}
 	}
 	return outs

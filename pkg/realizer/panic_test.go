@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/surveyor-dev/surveyor/internal/echo"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -53,7 +54,7 @@ func TestPanicStatusKeepsANewerStatus(t *testing.T) {
 			return nil
 		},
 	})
-	r := &OwnerReconciler{kind: v1alpha1.Workloads, client: cache, live: server, echoes: &echoes{}, status: clientStatusWriter{server}}
+	r := &OwnerReconciler{kind: v1alpha1.Workloads, client: cache, live: server, echoes: &echo.Echoes{}, status: clientStatusWriter{server}}
 	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(wl)}); err == nil {
 		t.Fatal("a panicking reconcile returned no error: the owner would not be retried")
 	}

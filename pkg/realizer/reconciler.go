@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
@@ -22,9 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/surveyor-dev/surveyor/internal/echo"
+	"github.com/surveyor-dev/surveyor/internal/impersonate"
+	"github.com/surveyor-dev/surveyor/internal/watch"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
@@ -51,16 +52,16 @@ type OwnerReconciler struct {
 	// live reads the API server, for what the cache may not have caught up with.
 	live     client.Reader
 	status   statusWriter
-	stamped  stampedReader // stamped objects, from label-filtered informers
-	imp      *impersonator
-	watch    *watcher
+	stamped  watch.StampedReader // stamped objects, from label-filtered informers
+	imp      *impersonate.Impersonator
+	watch    *watch.Watcher
 	recorder record.EventRecorder
 	now      func() metav1.Time
 	// created are the immutable objects created but not yet seen in the cache.
 	created createdObjects
 	// echoes are the owner statuses and stamped objects this reconciler wrote, whose
 	// watch events re-queue nothing.
-	echoes *echoes
+	echoes *echo.Echoes
 	// secretDigest digests outputs derived from a Secret, with the controller's key.
 	secretDigest stamp.Digester
 }
@@ -68,32 +69,21 @@ type OwnerReconciler struct {
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
 // client and config, stamping through imp (one for every owner kind) and digesting
 // Secret-derived outputs with secretDigest.
-func newOwnerReconciler(mgr ctrl.Manager, kind *v1alpha1.OwnerKind, status statusWriter, recorder record.EventRecorder, imp *impersonator, secretDigest stamp.Digester) *OwnerReconciler {
-	echo := &echoes{}
-	stamped := newStampedReader(mgr.GetCache(), mgr.GetScheme())
+func newOwnerReconciler(mgr ctrl.Manager, kind *v1alpha1.OwnerKind, status statusWriter, recorder record.EventRecorder, imp *impersonate.Impersonator, secretDigest stamp.Digester) *OwnerReconciler {
+	echoes := &echo.Echoes{}
+	w := watch.New(mgr, kind.New(), echoes)
 	return &OwnerReconciler{
 		kind:         kind,
 		status:       status,
 		client:       mgr.GetClient(),
 		live:         mgr.GetAPIReader(),
-		stamped:      stamped,
+		stamped:      w.Reader(),
 		imp:          imp,
 		recorder:     recorder,
 		now:          metav1.Now,
-		echoes:       echo,
+		echoes:       echoes,
 		secretDigest: secretDigest,
-		watch: &watcher{
-			echoes:   echo,
-			cache:    mgr.GetCache(),
-			read:     stamped,
-			mapper:   mgr.GetRESTMapper(),
-			probe:    mgr.GetAPIReader(),
-			kinds:    map[schema.GroupVersionKind]*kindWatch{},
-			waiting:  map[string]map[reconcile.Request]bool{},
-			deleting: map[schema.GroupResource]bool{},
-			handler: handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
-				kind.NewOwner(), handler.OnlyControllerOwner()),
-		},
+		watch:        w,
 	}
 }
 
@@ -103,7 +93,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *v1alpha1.OwnerKind, status statu
 func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	k := r.kind
 	b := ctrl.NewControllerManagedBy(mgr).Named(k.Singular()).
-		Watches(k.New(), r.echoes.handler(ownerKey, &handler.EnqueueRequestForObject{})).
+		Watches(k.New(), r.echoes.Handler(echo.OwnerKey, &handler.EnqueueRequestForObject{})).
 		Watches(k.Blueprint.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 			return ownersForBlueprint(ctx, r.client, k, render.BlueprintOf(o.(v1alpha1.Blueprint)))
 		}), builder.WithPredicates(blueprintSeen(k.Blueprint)))
@@ -115,8 +105,8 @@ func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return ownersForTemplate(ctx, r.client, k, kind, o.GetName())
 		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
-	b = b.WatchesMetadata(crdObject(), r.watch.crdHandler()).
-		WatchesRawSource(source.Func(r.watch.start))
+	b = b.WatchesMetadata(watch.CRDObject(), r.watch.CRDHandler()).
+		WatchesRawSource(source.Func(r.watch.Start))
 	// Backoff for failed reconciles tops out at a minute. No reconcile outlives
 	// reconcileTimeout: a request the API server never answers ends, and the owner is
 	// retried, instead of holding a worker forever.
@@ -128,7 +118,7 @@ func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	r.watch.controller = c
+	r.watch.SetController(c)
 	return nil
 }
 
@@ -152,18 +142,18 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		r.forget(req)
 		return ctrl.Result{}, nil // stamped objects go with it through owner references
 	}
-	if r.echoes.awaitEcho(ownerKey(owner)) {
+	if r.echoes.AwaitEcho(echo.OwnerKey(owner)) {
 		// The cached copy predates this reconciler's last status write: a status computed
 		// from it could look unchanged and never be written. The write's event re-queues
 		// the owner once the cache has it (the delay is a fallback).
-		return ctrl.Result{RequeueAfter: echoWait}, nil
+		return ctrl.Result{RequeueAfter: echo.Wait}, nil
 	}
 	orig := owner.DeepCopyObject().(v1alpha1.Owner)
 	st := owner.GetOwnerStatus()
 	obs, realizeErr := r.observe(ctx, owner, meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionComplete))
-	if errors.Is(realizeErr, errKindSyncing) {
-		// The watcher re-queues the owner when the kind syncs; syncWait is a fallback.
-		return ctrl.Result{RequeueAfter: syncWait}, nil
+	if errors.Is(realizeErr, watch.ErrKindSyncing) {
+		// The watcher re-queues the owner when the kind syncs; watch.SyncWait is a fallback.
+		return ctrl.Result{RequeueAfter: watch.SyncWait}, nil
 	}
 	if obs == nil {
 		return ctrl.Result{}, realizeErr
@@ -180,11 +170,11 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		// The whole status is written: no diff of two owners to compute, and the
 		// resourceVersion it carries makes a status computed from a stale copy lose to
 		// a newer one instead of overwriting it.
-		err := r.echoes.write(ownerKey(owner), owner, func() error { return r.status.update(ctx, owner) })
+		err := r.echoes.Write(echo.OwnerKey(owner), owner, func() error { return r.status.update(ctx, owner) })
 		if err != nil {
 			if apierrors.IsConflict(err) {
 				// The cached copy was stale. The newer copy's event re-queues the owner,
-				// unless it is this reconciler's own write from longer ago than echoWait
+				// unless it is this reconciler's own write from longer ago than echo.Wait
 				// (awaitEcho covers the rest), so look again shortly as well.
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			}
@@ -210,7 +200,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 // grows with the history of owners that no longer exist (DESIGN §12).
 func (r *OwnerReconciler) forget(req ctrl.Request) {
 	r.created.forgetOwner(req.NamespacedName)
-	r.watch.forget(req)
+	r.watch.Forget(req)
 }
 
 // panicked turns a panic while realizing an owner into its Ready condition (the detail
@@ -313,7 +303,7 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 	}
 
 	saNamespace, saName := render.ServiceAccount(owner, bp)
-	cl, err := r.imp.clientFor(saNamespace, saName)
+	cl, err := r.imp.ClientFor(saNamespace, saName)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +315,7 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 	for i := range bp.Resources {
 		res, err := rz.realize(&bp.Resources[i])
 		if rz.syncing {
-			return nil, errKindSyncing
+			return nil, watch.ErrKindSyncing
 		}
 		if err != nil && transient == nil {
 			transient = err
@@ -338,7 +328,7 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 		// Prune only after a clean pass: a failed apply must not cost an object.
 		rz.prune(obs.resources)
 	}
-	rz.events.record(r.recorder, owner)
+	rz.events.Record(r.recorder, owner)
 	return obs, transient
 }
 

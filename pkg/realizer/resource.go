@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/internal/events"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
@@ -30,7 +31,7 @@ type realization struct {
 	// syncing is set when a kind the owner needs has not synced yet: the pass is dropped.
 	syncing bool
 	// events are what this reconcile changed, recorded once it is done.
-	events eventLog
+	events events.Log
 }
 
 func (rz *realization) previous(name string) *v1alpha1.ResourceStatus {
@@ -170,7 +171,7 @@ func (rz *realization) healthEvent(res *render.Result) {
 		return
 	}
 	if was := c.Status; was != res.Healthy.Status {
-		rz.events.add(v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s: %s %s",
+		rz.events.Add(v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s: %s %s",
 			res.Status.Name, was, res.Healthy.Status, res.Healthy.Reason, res.Healthy.Message)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 
+	"github.com/surveyor-dev/surveyor/internal/digestkey"
 	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
@@ -160,7 +161,7 @@ func TestSecretDataNeverReachesStatus(t *testing.T) {
 func keyedDigest(t *testing.T, v any) string {
 	t.Helper()
 	secret := &corev1.Secret{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: harness.ControllerNamespace, Name: realizer.DigestKeySecret}, secret); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: harness.ControllerNamespace, Name: digestkey.Secret}, secret); err != nil {
 		t.Fatalf("the controller's digest key: %v", err)
 	}
 	var buf bytes.Buffer

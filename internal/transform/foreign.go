@@ -1,4 +1,4 @@
-package realizer
+package transform
 
 import (
 	"reflect"
@@ -15,7 +15,7 @@ import (
 // The informers of stamped kinds select objects by Surveyor's resource-name label, but
 // a label is no proof of origin: whoever may label an object of a watched kind (a
 // ConfigMap in their own namespace) gets it into the controller's memory, at its full
-// size, up to a megabyte each. stampedTransform bounds what such an object costs.
+// size, up to a megabyte each. Stamped bounds what such an object costs.
 //
 // Every object Surveyor stamps has, from its first write, a controller reference to
 // its owner (a Workload or a Deliverable; apply.go). The realizer reads an object's
@@ -42,16 +42,16 @@ var stampedLabels = map[string]bool{
 	v1alpha1.LabelResourceName: true, v1alpha1.LabelTemplateKind: true, v1alpha1.LabelClusterTemplateName: true,
 }
 
-// stampedTransform is the cache transform of stamped kinds' informers: an object an
-// owner controls is kept whole (its strings shared, see internTransform), any other is
+// Stamped is the cache transform of stamped kinds' informers: an object an
+// owner controls is kept whole (its strings shared, see Intern), any other is
 // replaced by a stub of its identity and Surveyor's labels.
-func stampedTransform(obj any) (any, error) {
+func Stamped(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok && !ownedByOwnerKind(o) {
 		if stub := foreignStub(obj); stub != nil {
 			return stub, nil
 		}
 	}
-	return internTransform(obj)
+	return Intern(obj)
 }
 
 // ownedByOwnerKind says whether obj's controller reference names a Workload or a

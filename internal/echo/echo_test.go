@@ -1,4 +1,4 @@
-package realizer
+package echo
 
 import (
 	"context"
@@ -41,10 +41,10 @@ func TestEchoesDropOnlyTheirOwnWrites(t *testing.T) {
 			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: "owner"}})
 		},
 	}
-	writeAs := func(rv string, fail bool, during ...string) func(e *echoes, h handler.EventHandler, q *countingQueue) {
-		return func(e *echoes, h handler.EventHandler, q *countingQueue) {
+	writeAs := func(rv string, fail bool, during ...string) func(e *Echoes, h handler.EventHandler, q *countingQueue) {
+		return func(e *Echoes, h handler.EventHandler, q *countingQueue) {
 			obj := configMap("")
-			_ = e.write(objectKey(obj), obj, func() error {
+			_ = e.Write(ObjectKey(obj), obj, func() error {
 				for _, v := range during {
 					h.Update(ctx, event.UpdateEvent{ObjectOld: configMap("0"), ObjectNew: configMap(v)}, q)
 				}
@@ -56,19 +56,19 @@ func TestEchoesDropOnlyTheirOwnWrites(t *testing.T) {
 			})
 		}
 	}
-	update := func(rv string) func(e *echoes, h handler.EventHandler, q *countingQueue) {
-		return func(e *echoes, h handler.EventHandler, q *countingQueue) {
+	update := func(rv string) func(e *Echoes, h handler.EventHandler, q *countingQueue) {
+		return func(e *Echoes, h handler.EventHandler, q *countingQueue) {
 			h.Update(ctx, event.UpdateEvent{ObjectOld: configMap("0"), ObjectNew: configMap(rv)}, q)
 		}
 	}
-	create := func(rv string) func(e *echoes, h handler.EventHandler, q *countingQueue) {
-		return func(e *echoes, h handler.EventHandler, q *countingQueue) {
+	create := func(rv string) func(e *Echoes, h handler.EventHandler, q *countingQueue) {
+		return func(e *Echoes, h handler.EventHandler, q *countingQueue) {
 			h.Create(ctx, event.CreateEvent{Object: configMap(rv)}, q)
 		}
 	}
 	for _, tc := range []struct {
 		name  string
-		steps []func(e *echoes, h handler.EventHandler, q *countingQueue)
+		steps []func(e *Echoes, h handler.EventHandler, q *countingQueue)
 		want  int
 	}{
 		{"the echo after the answer is dropped", steps(writeAs("5", false), update("5")), 0},
@@ -81,8 +81,8 @@ func TestEchoesDropOnlyTheirOwnWrites(t *testing.T) {
 		{"with no write every event passes", steps(update("5"), create("6")), 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &echoes{}
-			h := e.handler(objectKey, enqueue)
+			e := &Echoes{}
+			h := e.Handler(ObjectKey, enqueue)
 			q := &countingQueue{}
 			for _, step := range tc.steps {
 				step(e, h, q)
@@ -94,19 +94,19 @@ func TestEchoesDropOnlyTheirOwnWrites(t *testing.T) {
 	}
 }
 
-func steps(s ...func(e *echoes, h handler.EventHandler, q *countingQueue)) []func(e *echoes, h handler.EventHandler, q *countingQueue) {
+func steps(s ...func(e *Echoes, h handler.EventHandler, q *countingQueue)) []func(e *Echoes, h handler.EventHandler, q *countingQueue) {
 	return s
 }
 
 // A delete forgets a written version whose event never came, so that a new object of
 // the same name is not mistaken for it.
 func TestEchoesForgetDeletedObjects(t *testing.T) {
-	e := &echoes{}
+	e := &Echoes{}
 	obj := configMap("")
-	_ = e.write(objectKey(obj), obj, func() error { obj.SetResourceVersion("5"); return nil })
-	h := e.handler(objectKey, handler.Funcs{})
+	_ = e.Write(ObjectKey(obj), obj, func() error { obj.SetResourceVersion("5"); return nil })
+	h := e.Handler(ObjectKey, handler.Funcs{})
 	h.Delete(context.Background(), event.DeleteEvent{Object: configMap("5")}, &countingQueue{})
-	if e.hold(objectKey(obj), "5", func() {}) {
+	if e.hold(ObjectKey(obj), "5", func() {}) {
 		t.Error("a version of a deleted object was still taken for an echo")
 	}
 }
@@ -114,20 +114,20 @@ func TestEchoesForgetDeletedObjects(t *testing.T) {
 // A reconcile that finds the cache behind its own write waits for the write's echo, which
 // then re-queues the owner instead of being dropped; an unchanged version is no write.
 func TestEchoesAwaitedEchoRequeues(t *testing.T) {
-	e := &echoes{}
+	e := &Echoes{}
 	obj := configMap("4")
-	_ = e.write(objectKey(obj), obj, func() error { obj.SetResourceVersion("5"); return nil })
-	if !e.awaitEcho(objectKey(obj)) {
+	_ = e.Write(ObjectKey(obj), obj, func() error { obj.SetResourceVersion("5"); return nil })
+	if !e.AwaitEcho(ObjectKey(obj)) {
 		t.Fatal("the cache was not known to be behind a write whose echo had not come")
 	}
-	if e.hold(objectKey(obj), "5", func() {}) {
+	if e.hold(ObjectKey(obj), "5", func() {}) {
 		t.Error("an awaited echo was dropped")
 	}
-	if e.awaitEcho(objectKey(obj)) {
+	if e.AwaitEcho(ObjectKey(obj)) {
 		t.Error("still waiting after the echo came")
 	}
-	_ = e.write(objectKey(obj), obj, func() error { return nil }) // the server changed nothing
-	if e.awaitEcho(objectKey(obj)) {
+	_ = e.Write(ObjectKey(obj), obj, func() error { return nil }) // the server changed nothing
+	if e.AwaitEcho(ObjectKey(obj)) {
 		t.Error("waiting for the echo of a write that kept the version")
 	}
 }

@@ -1,4 +1,4 @@
-package realizer
+package digestkey
 
 import (
 	"context"
@@ -20,12 +20,12 @@ import (
 // +kubebuilder:rbac:groups="",namespace=surveyor-system,resources=secrets,resourceNames=surveyor-digest-key,verbs=get
 // +kubebuilder:rbac:groups="",namespace=surveyor-system,resources=secrets,verbs=create
 
-// DigestKeySecret is the name of the Secret holding the digest key.
-const DigestKeySecret = "surveyor-digest-key"
+// Secret is the name of the Secret holding the digest key.
+const Secret = "surveyor-digest-key"
 
-// DefaultDigestKeyNamespace is the namespace config/rbac lets the controller keep the digest
+// DefaultNamespace is the namespace config/rbac lets the controller keep the digest
 // key in.
-const DefaultDigestKeyNamespace = "surveyor-system"
+const DefaultNamespace = "surveyor-system"
 
 // digestKeyField is the key of the Secret's data holding the digest key.
 const digestKeyField = "key"
@@ -34,12 +34,12 @@ const digestKeyField = "key"
 // HMAC-SHA256 block is 64 bytes, and 32 random bytes are beyond any guessing.
 const digestKeyBytes = 32
 
-// loadDigestKey reads the digest key from the Secret DigestKeySecret in namespace, creating
+// Load reads the digest key from the Secret Secret in namespace, creating
 // the Secret with a new random key when there is none. It reads with the uncached reader: it
 // runs before the manager's cache starts, and the cache must not hold every Secret. Two
 // replicas starting at once both try to create; the one that loses reads the winner's key.
-func loadDigestKey(ctx context.Context, r client.Reader, w client.Writer, namespace string) ([]byte, error) {
-	key := client.ObjectKey{Namespace: namespace, Name: DigestKeySecret}
+func Load(ctx context.Context, r client.Reader, w client.Writer, namespace string) ([]byte, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: Secret}
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, key, secret)
 	if apierrors.IsNotFound(err) {
@@ -48,7 +48,7 @@ func loadDigestKey(ctx context.Context, r client.Reader, w client.Writer, namesp
 			return nil, fmt.Errorf("making a digest key: %w", err)
 		}
 		secret = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: DigestKeySecret},
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: Secret},
 			Type:       corev1.SecretTypeOpaque,
 			Data:       map[string][]byte{digestKeyField: fresh},
 			// A changed key would change the digest of every Secret-derived output at once,

@@ -1,4 +1,4 @@
-package realizer
+package transform
 
 import (
 	"encoding/json"
@@ -55,7 +55,7 @@ func TestInternTransformSharesWhatObjectsHoldAlike(t *testing.T) {
 	}
 	a, b := workload("a"), workload("b")
 	for _, wl := range []*v1alpha1.Workload{a, b} {
-		if _, err := internTransform(wl); err != nil {
+		if _, err := Intern(wl); err != nil {
 			t.Fatal(err)
 		}
 		if wl.ManagedFields != nil {
@@ -108,7 +108,7 @@ func TestInternTransformSharesStampedMetadata(t *testing.T) {
 	ua.SetNamespace("apps")
 	ua.SetLabels(map[string]string{v1alpha1.LabelSupplyChainName: "web"})
 	for _, obj := range []any{a, b, ua} {
-		if _, err := internTransform(obj); err != nil {
+		if _, err := Intern(obj); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package realizer
+package events
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/surveyor-dev/surveyor/internal/apierr"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,25 +41,30 @@ var (
 	})
 )
 
-// eventRecorder writes Events through an unbounded queue. client-go's broadcaster drops
+// Metrics are the recorder's counters, for the controller's metrics registry.
+func Metrics() []prometheus.Collector { return []prometheus.Collector{eventsRecorded, eventsFailed} }
+
+// Recorder writes Events through an unbounded queue. client-go's broadcaster drops
 // an event when its channel is full, which happens as soon as a controller converging
 // many owners records faster than its client may write; this one never drops: an Event
 // waits its turn, and a transient failure is retried until the process stops. The owner
-// reconciler records at most one Event per reason per reconcile (eventLog), so the queue
+// reconciler records at most one Event per reason per reconcile (Log), so the queue
 // grows no faster than the reconciles.
-type eventRecorder struct {
-	client   kubernetes.Interface
-	scheme   *runtime.Scheme
-	instance string
-	seq      atomic.Uint64
+type Recorder struct {
+	client kubernetes.Interface
+	scheme *runtime.Scheme
+	// component reports the Events, on instance.
+	component, instance string
+	seq                 atomic.Uint64
 
 	mu    sync.Mutex
 	queue []*corev1.Event
 	wake  chan struct{}
 }
 
-// newEventRecorder makes a recorder writing with a protobuf client built from cfg.
-func newEventRecorder(cfg *rest.Config, scheme *runtime.Scheme) (*eventRecorder, error) {
+// NewRecorder makes a recorder of component's Events, writing with a protobuf client built
+// from cfg.
+func NewRecorder(cfg *rest.Config, scheme *runtime.Scheme, component string) (*Recorder, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -65,11 +72,11 @@ func newEventRecorder(cfg *rest.Config, scheme *runtime.Scheme) (*eventRecorder,
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	return &eventRecorder{client: cs, scheme: scheme, instance: host, wake: make(chan struct{}, 1)}, nil
+	return &Recorder{client: cs, scheme: scheme, component: component, instance: host, wake: make(chan struct{}, 1)}, nil
 }
 
 // Event queues an Event about obj.
-func (r *eventRecorder) Event(obj runtime.Object, eventType, reason, message string) {
+func (r *Recorder) Event(obj runtime.Object, eventType, reason, message string) {
 	ref, err := reference.GetReference(r.scheme, obj)
 	if err != nil {
 		logf.Log.Error(err, "not recording an event about an object without a reference", "reason", reason)
@@ -89,8 +96,8 @@ func (r *eventRecorder) Event(obj runtime.Object, eventType, reason, message str
 		FirstTimestamp:      now,
 		LastTimestamp:       now,
 		Count:               1,
-		Source:              corev1.EventSource{Component: FieldManager},
-		ReportingController: FieldManager,
+		Source:              corev1.EventSource{Component: r.component},
+		ReportingController: r.component,
 		ReportingInstance:   r.instance,
 	}
 	r.mu.Lock()
@@ -103,18 +110,18 @@ func (r *eventRecorder) Event(obj runtime.Object, eventType, reason, message str
 }
 
 // Eventf queues an Event with a formatted message.
-func (r *eventRecorder) Eventf(obj runtime.Object, eventType, reason, format string, args ...any) {
+func (r *Recorder) Eventf(obj runtime.Object, eventType, reason, format string, args ...any) {
 	r.Event(obj, eventType, reason, fmt.Sprintf(format, args...))
 }
 
 // AnnotatedEventf queues an Event; annotations are not kept.
-func (r *eventRecorder) AnnotatedEventf(obj runtime.Object, _ map[string]string, eventType, reason, format string, args ...any) {
+func (r *Recorder) AnnotatedEventf(obj runtime.Object, _ map[string]string, eventType, reason, format string, args ...any) {
 	r.Eventf(obj, eventType, reason, format, args...)
 }
 
 // Start writes queued Events until ctx ends, then for up to five seconds more to flush
 // what is left.
-func (r *eventRecorder) Start(ctx context.Context) error {
+func (r *Recorder) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	flush, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
@@ -132,10 +139,10 @@ func (r *eventRecorder) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection is false: only reconcilers record, and they run on the leader.
-func (r *eventRecorder) NeedLeaderElection() bool { return false }
+func (r *Recorder) NeedLeaderElection() bool { return false }
 
 // work writes Events one at a time; once ctx ends it empties the queue under flush.
-func (r *eventRecorder) work(ctx, flush context.Context) {
+func (r *Recorder) work(ctx, flush context.Context) {
 	for {
 		ev := r.next()
 		if ev == nil {
@@ -153,7 +160,7 @@ func (r *eventRecorder) work(ctx, flush context.Context) {
 	}
 }
 
-func (r *eventRecorder) next() *corev1.Event {
+func (r *Recorder) next() *corev1.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 {
@@ -172,7 +179,7 @@ func (r *eventRecorder) next() *corev1.Event {
 }
 
 // write creates the Event, retrying transient failures with backoff until ctx ends.
-func (r *eventRecorder) write(ctx context.Context, ev *corev1.Event) {
+func (r *Recorder) write(ctx context.Context, ev *corev1.Event) {
 	delay := 100 * time.Millisecond
 	for {
 		_, err := r.client.CoreV1().Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
@@ -180,7 +187,7 @@ func (r *eventRecorder) write(ctx context.Context, ev *corev1.Event) {
 		case err == nil:
 			eventsRecorded.Inc()
 			return
-		case ctx.Err() != nil || !isTransient(err):
+		case ctx.Err() != nil || !apierr.Transient(err):
 			eventsFailed.Inc()
 			logf.Log.Error(err, "recording event", "object", ev.InvolvedObject.Name, "namespace", ev.Namespace, "reason", ev.Reason)
 			return
@@ -206,14 +213,14 @@ func truncate(s string, n int) string {
 	return s[:cut] + more
 }
 
-// eventLog gathers what one reconcile of an owner did, by reason, so that it is
+// Log gathers what one reconcile of an owner did, by reason, so that it is
 // recorded as one Event per reason listing every object rather than one per object.
-type eventLog struct {
+type Log struct {
 	reasons []string
 	parts   map[string][]string
 }
 
-func (l *eventLog) add(reason, format string, args ...any) {
+func (l *Log) Add(reason, format string, args ...any) {
 	if l.parts == nil {
 		l.parts = map[string][]string{}
 	}
@@ -224,7 +231,7 @@ func (l *eventLog) add(reason, format string, args ...any) {
 }
 
 // record writes the gathered Events about owner.
-func (l *eventLog) record(rec record.EventRecorder, owner runtime.Object) {
+func (l *Log) Record(rec record.EventRecorder, owner runtime.Object) {
 	for _, reason := range l.reasons {
 		rec.Event(owner, corev1.EventTypeNormal, reason, strings.Join(l.parts[reason], "; "))
 	}

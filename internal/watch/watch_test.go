@@ -1,4 +1,4 @@
-package realizer
+package watch
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// A kind's writes, as the watcher lets them go: one at a time until one is answered in
+// A kind's writes, as the Watcher lets them go: one at a time until one is answered in
 // time; a timeout stalls the kind, so that its owners report it at once instead of each
 // holding a worker; after the backoff one write tries again, and an answer ends the stall.
 // Owners turned away are re-queued when the write in flight ends.
@@ -22,7 +22,7 @@ func TestKindWrites(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	kw := &kindWatch{}
-	w := &watcher{kinds: map[schema.GroupVersionKind]*kindWatch{gvk: kw}, queue: q}
+	w := &Watcher{kinds: map[schema.GroupVersionKind]*kindWatch{gvk: kw}, queue: q}
 	owner := func(name string) reconcile.Request {
 		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
@@ -30,14 +30,14 @@ func TestKindWrites(t *testing.T) {
 	if err := w.beginWrite(gvk, owner("a")); err != nil {
 		t.Fatalf("first write to a new kind: %v, want it let go", err)
 	}
-	if err := w.beginWrite(gvk, owner("b")); !errors.Is(err, errKindSyncing) {
-		t.Fatalf("second write while the first is in flight: %v, want errKindSyncing", err)
+	if err := w.beginWrite(gvk, owner("b")); !errors.Is(err, ErrKindSyncing) {
+		t.Fatalf("second write while the first is in flight: %v, want ErrKindSyncing", err)
 	}
 	w.written(gvk, context.DeadlineExceeded)
 	if q.Len() != 1 {
 		t.Fatalf("%d owners re-queued after the write in flight ended, want 1 (b)", q.Len())
 	}
-	var notServed *notServedError
+	var notServed *NotServedError
 	if err := w.beginWrite(gvk, owner("b")); !errors.As(err, &notServed) {
 		t.Fatalf("write after a timeout: %v, want the kind not served", err)
 	}
@@ -73,5 +73,21 @@ func TestKindWrites(t *testing.T) {
 	}
 	if kw.inflight != 2 {
 		t.Fatalf("%d writes in flight, want 2", kw.inflight)
+	}
+}
+
+// TestForget: a gone owner waits for nothing any more, neither a kind's group to be served
+// nor a kind's first sync, so nothing grows with the owners that no longer exist.
+func TestForget(t *testing.T) {
+	gone := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "apps", Name: "gone"}}
+	other := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "apps", Name: "other"}}
+	gizmo := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gizmo"}
+	w := &Watcher{
+		waiting: map[string]map[reconcile.Request]bool{"example.com": {gone: true}, "other.com": {gone: true, other: true}},
+		kinds:   map[schema.GroupVersionKind]*kindWatch{gizmo: {waiters: map[reconcile.Request]bool{gone: true}}},
+	}
+	w.Forget(gone)
+	if len(w.waiting) != 1 || len(w.waiting["other.com"]) != 1 || !w.waiting["other.com"][other] || len(w.kinds[gizmo].waiters) != 0 {
+		t.Errorf("after Forget: waiting %v, waiters %v; want only the other owner", w.waiting, w.kinds[gizmo].waiters)
 	}
 }

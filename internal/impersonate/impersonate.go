@@ -1,4 +1,4 @@
-package realizer
+package impersonate
 
 import (
 	"fmt"
@@ -12,21 +12,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// maxImpersonatingClients bounds the clients kept, one per ServiceAccount that stamps:
+// MaxClients bounds the clients kept, one per ServiceAccount that stamps:
 // a cluster has far fewer accounts in active use, and one evicted is rebuilt on its
 // next use for the cost of a map entry and a few allocations.
-const maxImpersonatingClients = 1024
+const MaxClients = 1024
 
-// impersonator hands out clients that act as a ServiceAccount, so RBAC decides what
+// Impersonator hands out clients that act as a ServiceAccount, so RBAC decides what
 // an owner may stamp. Clients are kept per account, the most recently used
-// maxImpersonatingClients of them; they share the base config's TLS transport
+// MaxClients of them; they share the base config's TLS transport
 // (client-go caches it by TLS settings), so the cost is one cache entry.
 //
 // Every client it makes shares one rate limiter, built from the base config's QPS and
 // burst: with a limiter per client, as client-go makes by default, the controller's
 // requests per second would grow with the number of ServiceAccounts, which tenants
-// choose. One impersonator serves every owner kind for the same reason.
-type impersonator struct {
+// choose. One Impersonator serves every owner kind for the same reason.
+type Impersonator struct {
 	base    *rest.Config
 	scheme  *runtime.Scheme
 	mapper  meta.RESTMapper
@@ -36,8 +36,8 @@ type impersonator struct {
 	clients *lru.Cache
 }
 
-func newImpersonator(base *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, size int) *impersonator {
-	return &impersonator{base: base, scheme: scheme, mapper: mapper, limiter: sharedLimiter(base), clients: lru.New(size)}
+func New(base *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, size int) *Impersonator {
+	return &Impersonator{base: base, scheme: scheme, mapper: mapper, limiter: sharedLimiter(base), clients: lru.New(size)}
 }
 
 // sharedLimiter is the limiter client-go would give one client of cfg, made once.
@@ -59,7 +59,7 @@ func sharedLimiter(cfg *rest.Config) flowcontrol.RateLimiter {
 }
 
 // clientFor returns a client authenticated as system:serviceaccount:<namespace>:<name>.
-func (i *impersonator) clientFor(namespace, name string) (client.Client, error) {
+func (i *Impersonator) ClientFor(namespace, name string) (client.Client, error) {
 	user := "system:serviceaccount:" + namespace + ":" + name
 	i.mu.Lock()
 	defer i.mu.Unlock()

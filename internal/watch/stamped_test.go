@@ -1,4 +1,4 @@
-package realizer
+package watch
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ func TestStampedReaderCachesOnlyKubernetesKindsTyped(t *testing.T) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	r := newStampedReader(nil, scheme)
+	r := NewStampedReader(nil, scheme)
 	for _, tc := range []struct {
 		gvk   schema.GroupVersionKind
 		typed bool
@@ -34,7 +34,7 @@ func TestStampedReaderCachesOnlyKubernetesKindsTyped(t *testing.T) {
 		// A version client-go does not have.
 		{schema.GroupVersionKind{Group: "apps", Version: "v9", Kind: "Deployment"}, false},
 	} {
-		obj := r.object(tc.gvk)
+		obj := r.Object(tc.gvk)
 		u, isUnstructured := obj.(*unstructured.Unstructured)
 		if isUnstructured == tc.typed {
 			t.Errorf("%s: cached as %T, want typed %v", tc.gvk, obj, tc.typed)

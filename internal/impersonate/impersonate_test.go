@@ -1,4 +1,4 @@
-package realizer
+package impersonate
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func impersonationServer(t *testing.T) (*rest.Config, func() []string) {
 	}
 }
 
-func testImpersonator(t *testing.T, cfg *rest.Config, size int) *impersonator {
+func testImpersonator(t *testing.T, cfg *rest.Config, size int) *Impersonator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
@@ -45,7 +45,7 @@ func testImpersonator(t *testing.T, cfg *rest.Config, size int) *impersonator {
 	}
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
-	return newImpersonator(cfg, scheme, mapper, size)
+	return New(cfg, scheme, mapper, size)
 }
 
 func getConfigMap(ctx context.Context, c client.Client) error {
@@ -61,7 +61,7 @@ func TestImpersonatingClientsShareOneRateLimiter(t *testing.T) {
 	cfg.QPS, cfg.Burst = 0.001, 3
 	imp := testImpersonator(t, cfg, 16)
 	for i := range 4 {
-		c, err := imp.clientFor("apps", fmt.Sprintf("sa-%d", i))
+		c, err := imp.ClientFor("apps", fmt.Sprintf("sa-%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,15 +86,15 @@ func TestImpersonatingClientsShareOneRateLimiter(t *testing.T) {
 func TestImpersonatingClientsAreBounded(t *testing.T) {
 	cfg, _ := impersonationServer(t)
 	imp := testImpersonator(t, cfg, 4)
-	hot, err := imp.clientFor("apps", "hot")
+	hot, err := imp.ClientFor("apps", "hot")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		if _, err := imp.clientFor("apps", fmt.Sprintf("sa-%d", i)); err != nil {
+		if _, err := imp.ClientFor("apps", fmt.Sprintf("sa-%d", i)); err != nil {
 			t.Fatal(err)
 		}
-		again, err := imp.clientFor("apps", "hot")
+		again, err := imp.ClientFor("apps", "hot")
 		if err != nil {
 			t.Fatal(err)
 		}

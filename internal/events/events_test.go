@@ -1,4 +1,4 @@
-package realizer
+package events
 
 import (
 	"strings"
@@ -16,12 +16,12 @@ import (
 // One reconcile records one Event per reason, listing every object in the order they
 // were changed.
 func TestEventLogOneEventPerReason(t *testing.T) {
-	var log eventLog
-	log.add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", "ConfigMap", "app-source", "source")
-	log.add(v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s", "source", "Unknown", "True")
-	log.add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", "Service", "app", "service")
+	var log Log
+	log.Add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", "ConfigMap", "app-source", "source")
+	log.Add(v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s", "source", "Unknown", "True")
+	log.Add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", "Service", "app", "service")
 	rec := record.NewFakeRecorder(10)
-	log.record(rec, &v1alpha1.Workload{})
+	log.Record(rec, &v1alpha1.Workload{})
 	close(rec.Events)
 	var got []string
 	for e := range rec.Events {
@@ -53,7 +53,7 @@ func TestEventRecorderQueuesWithoutDropping(t *testing.T) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	r := &eventRecorder{scheme: scheme, wake: make(chan struct{}, 1)}
+	r := &Recorder{scheme: scheme, component: "surveyor", wake: make(chan struct{}, 1)}
 	wl := &v1alpha1.Workload{}
 	wl.Namespace, wl.Name = "ns", "app"
 	const n = 5000 // client-go's broadcaster drops beyond 1000 queued

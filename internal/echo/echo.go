@@ -1,4 +1,4 @@
-package realizer
+package echo
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// echoes keeps the watch events of this reconciler's own writes from re-queueing the
+// Echoes keeps the watch events of this reconciler's own writes from re-queueing the
 // owner. Such an event tells the reconciler nothing it did not know when it wrote: the
 // owner's status it computed, or the stamped object the apply returned (health and
 // outputs were read from that answer). Filtering them saves a second reconcile per
@@ -29,7 +29,7 @@ import (
 // Until its echo arrives, the cache holds an older copy of an object just written. A
 // reconcile that reads such a copy must not trust it (it would compare its status with
 // one already replaced): it waits for the echo, which is then delivered (awaitEcho).
-type echoes struct {
+type Echoes struct {
 	mu sync.Mutex
 	// writing are the objects being written, with the events that arrived meanwhile.
 	writing map[string][]heldEvent
@@ -45,9 +45,9 @@ type writtenVersion struct {
 	at              time.Time
 }
 
-// echoWait bounds how long a written version is expected to show up in the cache; a
+// Wait bounds how long a written version is expected to show up in the cache; a
 // write whose event never comes (a watch that was re-listed past it) is forgotten then.
-const echoWait = 5 * time.Second
+const Wait = 5 * time.Second
 
 type heldEvent struct {
 	resourceVersion string
@@ -56,7 +56,7 @@ type heldEvent struct {
 
 // write makes a write of obj (which it updates from the answer), holding the events of
 // obj that arrive meanwhile.
-func (e *echoes) write(key string, obj client.Object, write func() error) error {
+func (e *Echoes) Write(key string, obj client.Object, write func() error) error {
 	before := obj.GetResourceVersion()
 	e.start(key)
 	err := write()
@@ -70,11 +70,11 @@ func (e *echoes) write(key string, obj client.Object, write func() error) error 
 
 // awaitEcho tells whether a write of key has not reached the cache yet; if so, its echo
 // will re-queue instead of being dropped.
-func (e *echoes) awaitEcho(key string) bool {
+func (e *Echoes) AwaitEcho(key string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	w, ok := e.written[key]
-	if !ok || time.Since(w.at) > echoWait {
+	if !ok || time.Since(w.at) > Wait {
 		return false
 	}
 	e.awaited[key] = true
@@ -82,7 +82,7 @@ func (e *echoes) awaitEcho(key string) bool {
 }
 
 // start marks the object with key as being written.
-func (e *echoes) start(key string) {
+func (e *Echoes) start(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.writing == nil {
@@ -93,7 +93,7 @@ func (e *echoes) start(key string) {
 
 // done ends the write of key, which gave resourceVersion ("" when it failed), and
 // delivers the held events that were not its echo.
-func (e *echoes) done(key, resourceVersion string) {
+func (e *Echoes) done(key, resourceVersion string) {
 	e.mu.Lock()
 	held := e.writing[key]
 	delete(e.writing, key)
@@ -117,7 +117,7 @@ func (e *echoes) done(key, resourceVersion string) {
 
 // hold tells whether an event for key at resourceVersion is dropped as an echo or held
 // until the write in flight returns (deliver is then called if it was not the echo).
-func (e *echoes) hold(key, resourceVersion string, deliver func()) bool {
+func (e *Echoes) hold(key, resourceVersion string, deliver func()) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if held, ok := e.writing[key]; ok {
@@ -135,7 +135,7 @@ func (e *echoes) hold(key, resourceVersion string, deliver func()) bool {
 	return false
 }
 
-func (e *echoes) forget(key string) {
+func (e *Echoes) Forget(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.written, key)
@@ -144,7 +144,7 @@ func (e *echoes) forget(key string) {
 
 // handler wraps next so that the create and update events of this reconciler's writes
 // (keyed by keyOf) re-queue nothing.
-func (e *echoes) handler(keyOf func(client.Object) string, next handler.EventHandler) handler.EventHandler {
+func (e *Echoes) Handler(keyOf func(client.Object) string, next handler.EventHandler) handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, ev event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if !e.hold(keyOf(ev.Object), ev.Object.GetResourceVersion(), func() { next.Create(ctx, ev, q) }) {
@@ -157,23 +157,23 @@ func (e *echoes) handler(keyOf func(client.Object) string, next handler.EventHan
 			}
 		},
 		DeleteFunc: func(ctx context.Context, ev event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			e.forget(keyOf(ev.Object))
+			e.Forget(keyOf(ev.Object))
 			next.Delete(ctx, ev, q)
 		},
 		GenericFunc: next.Generic,
 	}
 }
 
-// objectKey identifies a stamped object across its kinds.
-func objectKey(obj client.Object) string {
-	return stampedKey(obj.GetObjectKind().GroupVersionKind(), obj.GetNamespace(), obj.GetName())
+// ObjectKey identifies a stamped object across its kinds.
+func ObjectKey(obj client.Object) string {
+	return StampedKey(obj.GetObjectKind().GroupVersionKind(), obj.GetNamespace(), obj.GetName())
 }
 
-func stampedKey(gvk schema.GroupVersionKind, namespace, name string) string {
+func StampedKey(gvk schema.GroupVersionKind, namespace, name string) string {
 	return gvk.Group + "/" + gvk.Kind + "/" + namespace + "/" + name
 }
 
-// ownerKey identifies an owner of the reconciler's one kind.
-func ownerKey(obj client.Object) string {
+// OwnerKey identifies an owner of the reconciler's one kind.
+func OwnerKey(obj client.Object) string {
 	return obj.GetNamespace() + "/" + obj.GetName()
 }

@@ -1,4 +1,4 @@
-package realizer
+package transform
 
 import (
 	"sync"
@@ -142,9 +142,9 @@ func internConditions(conditions []metav1.Condition) {
 
 var stripManagedFields = cache.TransformStripManagedFields()
 
-// internTransform is a cache transform: it strips managedFields, which no code reads,
+// Intern is a cache transform: it strips managedFields, which no code reads,
 // and shares the strings of owners and stamped objects.
-func internTransform(obj any) (any, error) {
+func Intern(obj any) (any, error) {
 	obj, err := stripManagedFields(obj)
 	if err != nil {
 		return obj, err

@@ -1,4 +1,4 @@
-package realizer
+package transform
 
 import (
 	"fmt"
@@ -81,7 +81,7 @@ func TestStampedTransformKeepsOnlyOwnedObjectsWhole(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := tt.obj.(metav1.Object)
 			name, ns, rv := in.GetName(), in.GetNamespace(), in.GetResourceVersion()
-			out, err := stampedTransform(tt.obj)
+			out, err := Stamped(tt.obj)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,12 +109,12 @@ func TestStampedTransformKeepsOnlyOwnedObjectsWhole(t *testing.T) {
 			}
 		})
 	}
-	// An owned object comes out as internTransform leaves it.
+	// An owned object comes out as Intern leaves it.
 	a, b := labelledConfigMap(t, "a", 16, controllerRef("carto.run/v1alpha1", "Workload")), labelledConfigMap(t, "a", 16, controllerRef("carto.run/v1alpha1", "Workload"))
-	_, _ = stampedTransform(a)
-	_, _ = internTransform(b)
+	_, _ = Stamped(a)
+	_, _ = Intern(b)
 	if !equality.Semantic.DeepEqual(a, b) {
-		t.Errorf("an owned object: %+v, want internTransform's %+v", a, b)
+		t.Errorf("an owned object: %+v, want Intern's %+v", a, b)
 	}
 }
 
@@ -146,7 +146,7 @@ func TestForeignObjectsCostAStub(t *testing.T) {
 		t.Skip("allocates 30,000 ConfigMaps")
 	}
 	const n, dataBytes = 30000, 16 << 10
-	per := retainedPerObject(t, n, dataBytes, nil, stampedTransform)
+	per := retainedPerObject(t, n, dataBytes, nil, Stamped)
 	t.Logf("%d foreign ConfigMaps of %d KiB: %.0f bytes retained each, %.1f MiB in all", n, dataBytes>>10, per, per*n/(1<<20))
 	if per > 1024 {
 		t.Errorf("a foreign ConfigMap holds %.0f bytes once cached, want under 1 KiB", per)
@@ -168,7 +168,7 @@ func BenchmarkForeignObjects(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			var per float64
 			for range b.N {
-				per = retainedPerObject(b, n, dataBytes, bc.refs, stampedTransform)
+				per = retainedPerObject(b, n, dataBytes, bc.refs, Stamped)
 			}
 			b.ReportMetric(per, "B/object")
 			b.ReportMetric(per*n/(1<<20), "MiB/30k")

@@ -1,0 +1,4 @@
+// Package watch runs the informers of the kinds templates stamp, started on first use and
+// filtered by Surveyor's label, and gates writes to a kind that is slow or not served, so
+// that no reconcile waits for one (DESIGN §12).
+package watch
