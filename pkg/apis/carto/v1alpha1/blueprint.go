@@ -6,6 +6,15 @@ import (
 )
 
 // Types shared by the two blueprints, ClusterSupplyChain and ClusterDelivery.
+//
+// The other fields their specs have in common (params, serviceAccountRef, rolloutStrategy, and a
+// resource's name, params, sources and configs) are declared once per kind on purpose, as are
+// those Workload and Deliverable have in common. A field's doc comment is its CRD description,
+// and all but two of them speak of their own kind ("the supply chain", "Workloads"), so one
+// shared declaration would change a CRD (config/crd TestGeneratedFilesAreCurrent). Those two, a
+// resource's sources and configs, cannot move into an embedded struct without reordering the
+// spec's JSON, which revisions hash (TestBlueprintSpecEncodingIsStable): a resource's images or
+// deployment sits between its sources and configs.
 
 // OwnerSelector chooses the owners (Workloads or Deliverables) a blueprint realizes. All given
 // requirements must hold; the blueprint satisfying the most requirements wins (DESIGN §3.1).
