@@ -131,10 +131,9 @@ func run() error {
 }
 
 // setMaxProcs runs the controller on one processor unless GOMAXPROCS says otherwise.
-// It spends most of its time waiting on the API server. With two processors, the Go
-// scheduler's parking and waking of threads (futex, findRunnable) was 16% of its CPU
-// profile, and converging 1000 Workloads cost a quarter more CPU (5.67 s against
-// 4.28 s, medians of 3 runs of make bench) for no faster convergence.
+// It spends most of its time waiting on the API server, and with two processors the Go
+// scheduler's parking and waking of threads (futex, findRunnable) cost more CPU for no
+// faster convergence (README, "What changed (issue 15)", has the make bench figures).
 func setMaxProcs() int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		goruntime.GOMAXPROCS(1)

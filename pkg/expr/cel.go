@@ -30,7 +30,7 @@ const (
 	// CELCallTimeLimit is the longest one evaluation may run. An expression still running then is
 	// stopped and gives ErrCostLimitExceeded. The cost limit alone does not bound time: cel-go's
 	// tracker is quadratic in the length of a comprehension, so lists.range(100000).all(i, true)
-	// costs 400,004 but took about 30 s (testdata/fuzz/FuzzCELEval). 100 ms is far above what
+	// costs 400,004 but ran for tens of seconds (testdata/fuzz/FuzzCELEval). 100 ms is far above what
 	// a health or completion expression takes (microseconds) even on a loaded machine, and short
 	// enough that a bad expression cannot hold up a reconcile.
 	CELCallTimeLimit = 100 * time.Millisecond

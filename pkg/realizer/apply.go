@@ -82,9 +82,9 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 
 // serverSideApply applies obj as the owner's ServiceAccount and returns the object the
 // API server answers with. A kind of Kubernetes' own is answered as protobuf into its
-// typed object, then read as unstructured (as the cache's copy is): against the API
-// server, that costs the client 20% less CPU per apply of a ConfigMap than decoding the
-// JSON answer, its managedFields included (BenchmarkServerSideApply).
+// typed object, then read as unstructured (as the cache's copy is): that costs the client
+// less CPU than decoding the JSON answer, its managedFields included (README, "What
+// changed (issue 15)"; BenchmarkServerSideApply measures it).
 func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := obj.GroupVersionKind()
 	answer := rz.r.stamped.Object(gvk)

@@ -182,8 +182,8 @@ func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.OwnerKind) (statusWriter, 
 }
 
 // metadataOnly asks the API server to answer a write with the object's metadata alone,
-// or, failing that, with the object: for a Workload with three resources 4.1 KB instead
-// of 8.0 KB (what is left is nearly all managedFields, which every answer carries).
+// or, failing that, with the object: the status read back is never decoded, so there is
+// no reason to have it sent (README, "What changed (issue 15)", has the sizes).
 const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 func (w *restStatusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {

@@ -21,7 +21,7 @@ const (
 	// apiServerDowntime is how long kube-apiserver stays stopped.
 	apiServerDowntime = 10 * time.Second
 	// workloadBaseDelay is the first retry delay of a failed Workload reconcile
-	// (pkg/realizer/workload.go: an exponential per-item backoff from 50ms to 1 minute).
+	// (pkg/realizer/reconciler.go: an exponential per-item backoff from 50ms to 1 minute).
 	workloadBaseDelay = 50 * time.Millisecond
 	// maxOutageCPU is the share of one core the controller may burn while it cannot reach
 	// the API server. A hot loop burns a whole core (or the 8 workers' worth of two);
