@@ -58,23 +58,16 @@ func blueprintOf(obj v1alpha1.Object) *bpView {
 		add(configs, "configs", v1alpha1.OutputConfig)
 		return out
 	}
-	switch o := obj.(type) {
-	case *v1alpha1.ClusterSupplyChain:
-		bp := &bpView{term: "supply chain", selector: o.Spec.OwnerSelector, params: o.Spec.Params}
-		for i, r := range o.Spec.Resources {
-			bp.resources = append(bp.resources, resourceView{name: r.Name, kind: r.TemplateRef.Kind, template: r.TemplateRef.Name,
-				options: r.TemplateRef.Options, params: r.Params, inputs: inputs(i, r.Sources, r.Images, nil, r.Configs)})
-		}
-		return bp
-	case *v1alpha1.ClusterDelivery:
-		bp := &bpView{term: "delivery", selector: o.Spec.OwnerSelector, params: o.Spec.Params}
-		for i, r := range o.Spec.Resources {
-			bp.resources = append(bp.resources, resourceView{name: r.Name, kind: r.TemplateRef.Kind, template: r.TemplateRef.Name,
-				options: r.TemplateRef.Options, params: r.Params, inputs: inputs(i, r.Sources, nil, r.Deployment, r.Configs)})
-		}
-		return bp
+	b, ok := obj.(v1alpha1.Blueprint)
+	if !ok {
+		return nil
 	}
-	return nil
+	bp := &bpView{term: v1alpha1.BlueprintKindOf(b).Owner().Terms.Blueprint, selector: b.GetOwnerSelector(), params: b.GetParams()}
+	for i, r := range b.GetResources() {
+		bp.resources = append(bp.resources, resourceView{name: r.Name, kind: r.TemplateRef.Kind, template: r.TemplateRef.Name,
+			options: r.TemplateRef.Options, params: r.Params, inputs: inputs(i, r.Sources, r.Images, r.Deployment, r.Configs)})
+	}
+	return bp
 }
 
 // outputsOf are the outputs resources stamped from templates of kind offer later ones.

@@ -59,7 +59,7 @@ func (r *BlueprintReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(r.kind.Kind)).For(r.kind.NewBlueprint()).
 		// An owner's change moves its blueprint's rollout, if it has one: one decision for
 		// the owners' changes of an ownerBatch.
-		Watches(r.ownerKind().New(), handler.Funcs{
+		Watches(r.kind.Owner().New(), handler.Funcs{
 			CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
 				enqueue(ctx, e.Object, q)
 			},

@@ -74,7 +74,7 @@ func (r *BlueprintReconciler) decideRollout(ctx context.Context, obj v1alpha1.Bl
 	in := rollout.Input{Strategy: *bp.Strategy, Target: target, Previous: bp.Status.Rollout, Now: now,
 		Degraded: meta.FindStatusCondition(bp.Status.Conditions, v1alpha1.ConditionRolloutDegraded)}
 	for _, o := range owners {
-		in.Owners = append(in.Owners, rolloutOwner(r.ownerKind(), o, o.GetOwnerStatus()))
+		in.Owners = append(in.Owners, rolloutOwner(r.kind.Owner(), o, o.GetOwnerStatus()))
 	}
 	return &rolloutDecision{Plan: rollout.Decide(in), owners: owners}, nil
 }
@@ -152,7 +152,7 @@ func admitted(record *v1alpha1.OwnerRolloutStatus, revision string) bool {
 // cache's own objects, not copies (a blueprint may have thousands, and every owner's change
 // decides again): nothing may change them.
 func (r *BlueprintReconciler) owners(ctx context.Context, bp *render.Blueprint) ([]v1alpha1.Owner, error) {
-	ok := r.ownerKind()
+	ok := r.kind.Owner()
 	list := ok.NewList()
 	if err := r.client.List(ctx, list, client.MatchingFields{indexBlueprint: bp.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
@@ -169,16 +169,6 @@ func (r *BlueprintReconciler) owners(ctx context.Context, bp *render.Blueprint) 
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 	})
 	return owners, nil
-}
-
-// ownerKind is the kind of owner this reconciler's blueprints realize.
-func (r *BlueprintReconciler) ownerKind() *v1alpha1.OwnerKind {
-	for _, ok := range v1alpha1.OwnerKinds {
-		if ok.Blueprint == r.kind {
-			return ok
-		}
-	}
-	panic("no owner kind for " + r.kind.Kind) // v1alpha1.OwnerKinds and v1alpha1.BlueprintKinds are declared together
 }
 
 // errStaleOwner stops a decision made from a copy of an owner older than the API's: the newer

@@ -32,12 +32,16 @@ func OwnerOf(o v1alpha1.Owner) Owner {
 		Namespace: o.GetNamespace(), Name: o.GetName(), Generation: o.GetGeneration(),
 		Created: o.GetCreationTimestamp().Time, Blueprint: o.GetBlueprintRef(), Status: *o.GetOwnerStatus(),
 	}
+	if k := v1alpha1.OwnerKindOf(o); k != nil {
+		out.Kind = k.Kind
+	}
+	// Where the owner's code comes from is in fields of each kind's own spec.
 	var source *v1alpha1.Source
 	switch o := o.(type) {
 	case *v1alpha1.Workload:
-		out.Kind, source, out.Source = v1alpha1.KindWorkload, o.Spec.Source, o.Spec.Image
+		source, out.Source = o.Spec.Source, o.Spec.Image
 	case *v1alpha1.Deliverable:
-		out.Kind, source = v1alpha1.KindDeliverable, o.Spec.Source
+		source = o.Spec.Source
 	}
 	switch {
 	case source != nil && source.Git != nil && source.Git.URL != "":

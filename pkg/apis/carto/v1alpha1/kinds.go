@@ -123,6 +123,16 @@ type BlueprintKind struct {
 	NotReconciled string
 }
 
+// Owner is the kind of owner blueprints of the kind realize.
+func (k *BlueprintKind) Owner() *OwnerKind {
+	for _, o := range OwnerKinds {
+		if o.Blueprint == k {
+			return o
+		}
+	}
+	return nil
+}
+
 // NewBlueprint makes an empty blueprint of the kind.
 func (k *BlueprintKind) NewBlueprint() Blueprint { return k.New().(Blueprint) }
 
