@@ -364,27 +364,55 @@ var (
 	_ Template  = &ClusterTemplate{}
 )
 
+// GetOwnerSelector is the blueprint's selector of owners.
 func (sc *ClusterSupplyChain) GetOwnerSelector() OwnerSelector { return sc.Spec.OwnerSelector }
-func (sc *ClusterSupplyChain) GetParams() []BlueprintParam     { return sc.Spec.Params }
+
+// GetParams are the params the blueprint passes to every template.
+func (sc *ClusterSupplyChain) GetParams() []BlueprintParam { return sc.Spec.Params }
+
+// GetServiceAccountRef is the identity that stamps for owners that name none.
 func (sc *ClusterSupplyChain) GetServiceAccountRef() *ServiceAccountRef {
 	return sc.Spec.ServiceAccountRef
 }
+
+// GetRolloutStrategy is the blueprint's rolloutStrategy, nil without one.
 func (sc *ClusterSupplyChain) GetRolloutStrategy() *RolloutStrategy { return sc.Spec.RolloutStrategy }
+
+// GetBlueprintStatus is the blueprint's status.
 func (sc *ClusterSupplyChain) GetBlueprintStatus() *BlueprintStatus { return &sc.Status }
-func (sc *ClusterSupplyChain) SetSpec(raw []byte) error             { return json.Unmarshal(raw, &sc.Spec) }
+
+// SetSpec sets the spec from JSON, as a revision holds it.
+func (sc *ClusterSupplyChain) SetSpec(raw []byte) error { return json.Unmarshal(raw, &sc.Spec) }
+
+// SpecWithoutRollout is the spec without its rolloutStrategy: what a revision holds.
 func (sc *ClusterSupplyChain) SpecWithoutRollout() any {
 	s := sc.Spec
 	s.RolloutStrategy = nil
 	return s
 }
-func (d *ClusterDelivery) GetOwnerSelector() OwnerSelector          { return d.Spec.OwnerSelector }
-func (d *ClusterDelivery) GetParams() []BlueprintParam              { return d.Spec.Params }
-func (d *ClusterDelivery) GetServiceAccountRef() *ServiceAccountRef { return d.Spec.ServiceAccountRef }
-func (d *ClusterDelivery) GetRolloutStrategy() *RolloutStrategy     { return d.Spec.RolloutStrategy }
-func (d *ClusterDelivery) GetBlueprintStatus() *BlueprintStatus     { return &d.Status }
-func (d *ClusterDelivery) SetSpec(raw []byte) error                 { return json.Unmarshal(raw, &d.Spec) }
-func (d *ClusterDelivery) SpecWithoutRollout() any                  { s := d.Spec; s.RolloutStrategy = nil; return s }
 
+// GetOwnerSelector is the blueprint's selector of owners.
+func (d *ClusterDelivery) GetOwnerSelector() OwnerSelector { return d.Spec.OwnerSelector }
+
+// GetParams are the params the blueprint passes to every template.
+func (d *ClusterDelivery) GetParams() []BlueprintParam { return d.Spec.Params }
+
+// GetServiceAccountRef is the identity that stamps for owners that name none.
+func (d *ClusterDelivery) GetServiceAccountRef() *ServiceAccountRef { return d.Spec.ServiceAccountRef }
+
+// GetRolloutStrategy is the blueprint's rolloutStrategy, nil without one.
+func (d *ClusterDelivery) GetRolloutStrategy() *RolloutStrategy { return d.Spec.RolloutStrategy }
+
+// GetBlueprintStatus is the blueprint's status.
+func (d *ClusterDelivery) GetBlueprintStatus() *BlueprintStatus { return &d.Status }
+
+// SetSpec sets the spec from JSON, as a revision holds it.
+func (d *ClusterDelivery) SetSpec(raw []byte) error { return json.Unmarshal(raw, &d.Spec) }
+
+// SpecWithoutRollout is the spec without its rolloutStrategy: what a revision holds.
+func (d *ClusterDelivery) SpecWithoutRollout() any { s := d.Spec; s.RolloutStrategy = nil; return s }
+
+// GetResources are the blueprint's resources, in order.
 func (sc *ClusterSupplyChain) GetResources() []BlueprintResource {
 	out := make([]BlueprintResource, len(sc.Spec.Resources))
 	for i, r := range sc.Spec.Resources {
@@ -396,6 +424,7 @@ func (sc *ClusterSupplyChain) GetResources() []BlueprintResource {
 	return out
 }
 
+// GetResources are the blueprint's resources, in order.
 func (d *ClusterDelivery) GetResources() []BlueprintResource {
 	out := make([]BlueprintResource, len(d.Spec.Resources))
 	for i, r := range d.Spec.Resources {
@@ -407,23 +436,47 @@ func (d *ClusterDelivery) GetResources() []BlueprintResource {
 	return out
 }
 
-func (t *ClusterSourceTemplate) GetTemplateSpec() *TemplateSpec         { return &t.Spec.TemplateSpec }
-func (t *ClusterSourceTemplate) GetTemplateStatus() *TemplateStatus     { return &t.Status }
-func (t *ClusterImageTemplate) GetTemplateSpec() *TemplateSpec          { return &t.Spec.TemplateSpec }
-func (t *ClusterImageTemplate) GetTemplateStatus() *TemplateStatus      { return &t.Status }
-func (t *ClusterConfigTemplate) GetTemplateSpec() *TemplateSpec         { return &t.Spec.TemplateSpec }
-func (t *ClusterConfigTemplate) GetTemplateStatus() *TemplateStatus     { return &t.Status }
-func (t *ClusterDeploymentTemplate) GetTemplateSpec() *TemplateSpec     { return &t.Spec.TemplateSpec }
-func (t *ClusterDeploymentTemplate) GetTemplateStatus() *TemplateStatus { return &t.Status }
-func (t *ClusterTemplate) GetTemplateSpec() *TemplateSpec               { return &t.Spec }
-func (t *ClusterTemplate) GetTemplateStatus() *TemplateStatus           { return &t.Status }
+// GetTemplateSpec is the spec every template kind shares.
+func (t *ClusterSourceTemplate) GetTemplateSpec() *TemplateSpec { return &t.Spec.TemplateSpec }
 
+// GetTemplateStatus is the template's status.
+func (t *ClusterSourceTemplate) GetTemplateStatus() *TemplateStatus { return &t.Status }
+
+// GetTemplateSpec is the spec every template kind shares.
+func (t *ClusterImageTemplate) GetTemplateSpec() *TemplateSpec { return &t.Spec.TemplateSpec }
+
+// GetTemplateStatus is the template's status.
+func (t *ClusterImageTemplate) GetTemplateStatus() *TemplateStatus { return &t.Status }
+
+// GetTemplateSpec is the spec every template kind shares.
+func (t *ClusterConfigTemplate) GetTemplateSpec() *TemplateSpec { return &t.Spec.TemplateSpec }
+
+// GetTemplateStatus is the template's status.
+func (t *ClusterConfigTemplate) GetTemplateStatus() *TemplateStatus { return &t.Status }
+
+// GetTemplateSpec is the spec every template kind shares.
+func (t *ClusterDeploymentTemplate) GetTemplateSpec() *TemplateSpec { return &t.Spec.TemplateSpec }
+
+// GetTemplateStatus is the template's status.
+func (t *ClusterDeploymentTemplate) GetTemplateStatus() *TemplateStatus { return &t.Status }
+
+// GetTemplateSpec is the spec every template kind shares.
+func (t *ClusterTemplate) GetTemplateSpec() *TemplateSpec { return &t.Spec }
+
+// GetTemplateStatus is the template's status.
+func (t *ClusterTemplate) GetTemplateStatus() *TemplateStatus { return &t.Status }
+
+// GetOutputPaths are the outputs the template declares, in order, and their jsonpaths.
 func (t *ClusterSourceTemplate) GetOutputPaths() []OutputPath {
 	return []OutputPath{{OutputURL, t.Spec.URLPath}, {OutputRevision, t.Spec.RevisionPath}}
 }
+
+// GetOutputPaths are the outputs the template declares, in order, and their jsonpaths.
 func (t *ClusterImageTemplate) GetOutputPaths() []OutputPath {
 	return []OutputPath{{OutputImage, t.Spec.ImagePath}}
 }
+
+// GetOutputPaths are the outputs the template declares, in order, and their jsonpaths.
 func (t *ClusterConfigTemplate) GetOutputPaths() []OutputPath {
 	return []OutputPath{{OutputConfig, t.Spec.ConfigPath}}
 }
