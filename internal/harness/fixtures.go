@@ -10,8 +10,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -62,36 +60,4 @@ func (e *Env) FastClient() (client.Client, error) {
 	cfg.QPS, cfg.Burst = 200, 400
 	cfg.Timeout = 20 * time.Second
 	return client.New(cfg, client.Options{Scheme: e.Scheme})
-}
-
-// Inform calls observe with every state of the objects of obj's kind that opts selects, from the
-// first list until the test ends, in the order the API server's watch delivers them. Its
-// informer relists and carries on when the API server comes back.
-func (e *Env) Inform(ctx context.Context, t testing.TB, opts cache.Options, obj client.Object, observe func(any)) {
-	t.Helper()
-	opts.Scheme = e.Scheme
-	c, err := cache.New(e.Cluster.Config, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	informer, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    observe,
-		UpdateFunc: func(_, o any) { observe(o) },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Start(cctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !c.WaitForCacheSync(cctx) {
-		t.Fatalf("the %T informer never synced", obj)
-	}
 }
