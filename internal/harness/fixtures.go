@@ -37,20 +37,27 @@ func (e *Env) StamperNamespace(ctx context.Context, t testing.TB, c client.Clien
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, ns) })
-	e.CreateAll(ctx, t,
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name}},
+	e.CreateAll(ctx, t, Stamper(ns.Name, sa, "configmaps")...)
+	return ns.Name
+}
+
+// Stamper is a ServiceAccount sa in ns and a Role, bound to it, that may read and write
+// the core kinds resources (plurals) in ns and nothing else: an account a supply chain
+// stamps as.
+func Stamper(ns, sa string, resources ...string) []client.Object {
+	return []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}},
 		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
+			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: resources,
 				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
 		},
 		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name},
+			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: sa},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns.Name}},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
 		},
-	)
-	return ns.Name
+	}
 }
 
 // FastClient is an admin client with a QPS high enough to create hundreds of Workloads quickly,

@@ -44,7 +44,7 @@ func run(m *testing.M, opts Options) int {
 			return 1
 		}
 	}
-	env, err := Start(ctx)
+	env, err := Start(ctx, StartOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
