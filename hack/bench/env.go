@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	_ "embed"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,25 +12,22 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/transport"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
 const (
-	controllerNamespace = "surveyor-system"
-	controllerAccount   = "surveyor-controller"
+	// controllerName names the controller's process among the cluster's (its log is
+	// <cluster dir>/logs/surveyor.log).
+	controllerName = "surveyor"
 	// stamperAccount is the ServiceAccount stamping runs as (the supply chain's
 	// serviceAccountRef), bound to an ordinary Role in each namespace it stamps into.
 	stamperAccount     = "bench-stamper"
@@ -48,38 +43,18 @@ const (
 //go:embed supplychain.yaml
 var supplyChainYAML []byte
 
-// scheme knows the built-in kinds and carto.run.
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}()
-
-// env is one benchmark run's cluster and controller.
+// env is one benchmark run's cluster (internal/harness) and controller.
 type env struct {
+	*harness.Env
 	opts *options
-	c    *cluster.Cluster
-	// admin is a system:masters client (exempt from API Priority and Fairness, so
-	// its requests never land in the bench FlowSchemas); adminHTTP reads /metrics.
-	admin     client.WithWatch
-	adminHTTP *http.Client
-	// controllerConfig authenticates as the controller's ServiceAccount.
-	controllerConfig     *rest.Config
-	controllerKubeconfig string
+	// admin is a system:masters client (exempt from API Priority and Fairness, so its
+	// requests never land in the bench FlowSchemas) with the -create-qps limit.
+	admin client.Client
 
 	logf func(string, ...any)
 
-	// Filled by startController.
-	pid                  int
-	metricsURL, pprofURL string
-	metricsHTTP          *http.Client
-	// readyzURL is the controller's /readyz; the restart phase times the new process by it.
-	readyzURL string
+	// controller is the controller process, once startController launched it.
+	controller *harness.Controller
 }
 
 // newEnv starts the cluster and installs the CRDs, the controller's RBAC, the bench
@@ -94,25 +69,19 @@ func newEnv(ctx context.Context, opts *options, dir string, logf func(string, ..
 			return nil, err
 		}
 	}
-	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, Log: clusterLog})
+	h, err := harness.Start(ctx, harness.StartOptions{Dir: dir, Log: clusterLog})
 	if err != nil {
 		return nil, err
 	}
-	e := &env{opts: opts, c: c, logf: logf}
+	e := &env{Env: h, opts: opts, logf: logf}
 	defer func() {
 		if err != nil {
-			c.Stop()
+			h.Stop()
 		}
 	}()
-	if err := cluster.Apply(ctx, c.Config, "config/crd/bases", "config/rbac"); err != nil {
-		return nil, fmt.Errorf("installing CRDs and RBAC: %w", err)
-	}
-	adminCfg := rest.CopyConfig(c.Config)
+	adminCfg := rest.CopyConfig(h.Cluster.Config)
 	adminCfg.QPS, adminCfg.Burst = float32(opts.createQPS), 2*int(opts.createQPS)
-	if e.admin, err = client.NewWithWatch(adminCfg, client.Options{Scheme: scheme}); err != nil {
-		return nil, err
-	}
-	if e.adminHTTP, err = rest.HTTPClientFor(c.Config); err != nil {
+	if e.admin, err = client.New(adminCfg, client.Options{Scheme: h.Scheme}); err != nil {
 		return nil, err
 	}
 	if err := e.createStamper(ctx, benchNamespace); err != nil {
@@ -121,23 +90,15 @@ func newEnv(ctx context.Context, opts *options, dir string, logf func(string, ..
 	if err := e.createFlowSchemas(ctx); err != nil {
 		return nil, err
 	}
-	if e.controllerKubeconfig, err = c.ServiceAccountKubeconfig(ctx, controllerNamespace, controllerAccount); err != nil {
-		return nil, err
-	}
-	if e.controllerConfig, err = clientcmd.BuildConfigFromFlags("", e.controllerKubeconfig); err != nil {
-		return nil, err
-	}
-	logf("cluster up (%s)", c.Dir)
+	logf("cluster up (%s)", h.Cluster.Dir)
 	return e, nil
 }
-
-func (e *env) stop() { e.c.Stop() }
 
 // controlPlaneCPU reads the CPU time each control-plane process has used so far.
 func (e *env) controlPlaneCPU() (map[string]time.Duration, error) {
 	out := map[string]time.Duration{}
 	for _, name := range controlPlane {
-		st, err := readProc(e.c.Pid(name))
+		st, err := harness.ReadProc(e.Cluster.Pid(name))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s's /proc: %w", name, err)
 		}
@@ -149,22 +110,8 @@ func (e *env) controlPlaneCPU() (map[string]time.Duration, error) {
 // createStamper makes a namespace with the stamping ServiceAccount and an ordinary
 // Role (ConfigMaps and Services only) bound to it, and waits until RBAC allows it.
 func (e *env) createStamper(ctx context.Context, ns string) error {
-	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: stamperAccount, Namespace: ns}},
-		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: stamperAccount, Namespace: ns},
-			Rules: []rbacv1.PolicyRule{{
-				APIGroups: []string{""}, Resources: []string{"configmaps", "services"},
-				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"},
-			}},
-		},
-		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: stamperAccount, Namespace: ns},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: stamperAccount},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: stamperAccount, Namespace: ns}},
-		},
-	}
+	objs := append([]client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}},
+		harness.Stamper(ns, stamperAccount, "configmaps", "services")...)
 	for _, o := range objs {
 		if err := e.admin.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating %T %s/%s: %w", o, ns, o.GetName(), err)
@@ -196,77 +143,38 @@ var controllerMetrics = []string{
 // scrapeController reads the controller's metrics endpoint, which serves HTTPS with a
 // self-signed certificate to callers the API server authenticates and authorizes: the
 // benchmark presents the cluster admin's token.
-func (e *env) scrapeController(ctx context.Context) (metrics, error) {
-	return scrapeURL(ctx, e.metricsHTTP, e.metricsURL, controllerMetrics...)
+func (e *env) scrapeController(ctx context.Context) (harness.Metrics, error) {
+	return e.controller.Metrics(ctx, controllerMetrics...)
 }
 
 // startController launches bin/surveyor as its ServiceAccount with the benchmark's
 // client settings and its metrics and pprof endpoints on loopback, and waits until it
 // is ready.
-func (e *env) startController(ctx context.Context) error {
-	ports := make([]int, 3)
-	for i := range ports {
-		p, err := cluster.FreePort()
-		if err != nil {
-			return err
-		}
-		ports[i] = p
-	}
-	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
-	args := []string{
-		"--kubeconfig=" + e.controllerKubeconfig,
-		"--metrics-bind-address=" + addr(ports[0]),
-		"--health-probe-bind-address=" + addr(ports[1]),
-		"--pprof-bind-address=" + addr(ports[2]),
-		"--kube-api-qps=" + strconv.FormatFloat(e.opts.qps, 'f', -1, 64),
-		"--kube-api-burst=" + strconv.Itoa(e.opts.burst),
-		"--max-concurrent-reconciles=" + strconv.Itoa(e.opts.concurrency),
-	}
-	if e.opts.leaderElect {
-		args = append(args, "--leader-elect", "--leader-election-namespace="+controllerNamespace)
-	}
-	args = append(args, strings.Fields(e.opts.controllerArgs)...)
-	bin := e.opts.controller
-	if env := strings.Fields(e.opts.controllerEnv); len(env) > 0 {
-		// env(1) execs the controller in its own process, so the pid stays the
-		// controller's, and the variables reach the controller alone, not the control
-		// plane started from this process's environment.
-		args = append(append(env, bin), args...)
-		bin = "/usr/bin/env"
-	}
-	if err := e.c.Launch(ctx, "surveyor", bin, args...); err != nil {
-		return err
-	}
-	e.pid = e.c.Pid("surveyor")
-	e.metricsURL = "https://" + addr(ports[0]) + "/metrics"
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // loopback, self-signed
-	e.metricsHTTP = &http.Client{Transport: transport.NewBearerAuthRoundTripper(e.c.Config.BearerToken, tr)}
-	e.pprofURL = "http://" + addr(ports[2]) + "/debug/pprof"
-	e.readyzURL = "http://" + addr(ports[1]) + "/readyz"
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		resp, err := http.Get(e.readyzURL)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+func (e *env) startController(ctx context.Context) (err error) {
+	e.controller, err = e.LaunchController(ctx, harness.Process{
+		Name: controllerName, Bin: e.opts.controller, Env: strings.Fields(e.opts.controllerEnv),
+		NoLeaderElection: !e.opts.leaderElect, Metrics: true, Pprof: true,
+		Args: append([]string{
+			"--kube-api-qps=" + strconv.FormatFloat(e.opts.qps, 'f', -1, 64),
+			"--kube-api-burst=" + strconv.Itoa(e.opts.burst),
+			"--max-concurrent-reconciles=" + strconv.Itoa(e.opts.concurrency),
+		}, strings.Fields(e.opts.controllerArgs)...),
 	})
 	if err != nil {
-		return fmt.Errorf("controller never became ready (see %s): %w", e.c.LogPath("surveyor"), err)
+		return err
 	}
-	return nil
+	return e.controller.WaitReady(ctx, time.Minute)
 }
 
 // applySupplyChain installs the bench templates and supply chain and waits until the
 // controller reports the supply chain Ready, which also proves the controller (and,
 // with leader election, its lease) is up.
 func (e *env) applySupplyChain(ctx context.Context) error {
-	path := filepath.Join(e.c.Dir, "bench-supplychain.yaml")
+	path := filepath.Join(e.Cluster.Dir, "bench-supplychain.yaml")
 	if err := os.WriteFile(path, supplyChainYAML, 0o644); err != nil {
 		return err
 	}
-	if err := cluster.Apply(ctx, e.c.Config, path); err != nil {
+	if err := cluster.Apply(ctx, e.Cluster.Config, path); err != nil {
 		return fmt.Errorf("applying the bench supply chain: %w", err)
 	}
 	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -300,7 +208,7 @@ func (e *env) waitQuiet(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		rate = (cur.sum("apiserver_request_total", nil) - prev.sum("apiserver_request_total", nil)) / poll.Seconds()
+		rate = (cur.Sum("apiserver_request_total", nil) - prev.Sum("apiserver_request_total", nil)) / poll.Seconds()
 		if rate < quietRate {
 			quiet++
 		} else {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -51,16 +52,20 @@ type floorResult struct {
 // annotation the controller stamps, and the status the same conditions and resources,
 // so request sizes match too.
 func (e *env) runFloor(ctx context.Context, n int) (*floorResult, error) {
-	objCfg := rest.CopyConfig(e.controllerConfig)
-	objCfg.QPS = -1
-	objCfg.Impersonate = rest.ImpersonationConfig{UserName: serviceAccountUser(benchNamespace, stamperAccount)}
-	objects, err := client.New(objCfg, client.Options{Scheme: scheme})
+	controllerConfig, err := e.ControllerConfig(ctx)
 	if err != nil {
 		return nil, err
 	}
-	statusCfg := rest.CopyConfig(e.controllerConfig)
+	objCfg := rest.CopyConfig(controllerConfig)
+	objCfg.QPS = -1
+	objCfg.Impersonate = rest.ImpersonationConfig{UserName: serviceAccountUser(benchNamespace, stamperAccount)}
+	objects, err := client.New(objCfg, client.Options{Scheme: e.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	statusCfg := rest.CopyConfig(controllerConfig)
 	statusCfg.QPS = -1
-	status, err := client.New(statusCfg, client.Options{Scheme: scheme})
+	status, err := client.New(statusCfg, client.Options{Scheme: e.Scheme})
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +101,7 @@ func (e *env) floorPipeline(ctx context.Context, objects, status client.Client, 
 			}
 		}()
 	}
-	cpuBefore, err := readProc(os.Getpid())
+	cpuBefore, err := harness.ReadProc(os.Getpid())
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +132,7 @@ func (e *env) floorPipeline(ctx context.Context, objects, status client.Client, 
 		return nil, fmt.Errorf("floor writes: %w", err)
 	default:
 	}
-	cpuAfter, err := readProc(os.Getpid())
+	cpuAfter, err := harness.ReadProc(os.Getpid())
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,7 @@
 // Command bench measures Surveyor on the local control plane of hack/cluster (`make
-// bench`, `make bench-scale`). Each run starts a fresh cluster and, in order:
+// bench`, `make bench-scale`). It starts the cluster and the controller, and reads
+// metrics and /proc, through internal/harness, as the Go end-to-end suites do. Each run
+// starts a fresh cluster and, in order:
 //
 //  1. floor: a plain client makes the writes the controller must make for N Workloads
 //     (N Workload creates, 3N object creates, N status writes) with the controller's
@@ -51,6 +53,9 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // options are the command line.
@@ -88,41 +93,45 @@ type options struct {
 
 func parseFlags() (*options, map[string]any, error) {
 	o := &options{}
-	flag.IntVar(&o.n, "n", 1000, "Workloads to create")
-	scale := flag.String("scale", "", "comma-separated Ns (e.g. 100,1000,5000): one run per N (times -runs), reporting time per Workload and its growth")
-	flag.IntVar(&o.runs, "runs", 1, "runs per N, each on a fresh cluster; tables report the median")
-	flag.IntVar(&o.creators, "creators", 16, "goroutines creating Workloads")
-	flag.Float64Var(&o.createQPS, "create-qps", -1, "QPS of the harness's client creating Workloads, as in the floor (burst is twice that); negative: no client-side limit")
-	flag.Float64Var(&o.qps, "qps", 1000, "controller --kube-api-qps (the floor has no client-side limit)")
-	flag.IntVar(&o.burst, "burst", 2000, "controller --kube-api-burst")
-	flag.IntVar(&o.concurrency, "concurrency", 8, "controller --max-concurrent-reconciles, and the floor's workers")
-	flag.StringVar(&o.controller, "controller", "bin/surveyor", "the controller binary")
-	flag.StringVar(&o.controllerArgs, "controller-args", "", "extra controller flags, space-separated")
-	flag.StringVar(&o.controllerEnv, "controller-env", "", "environment for the controller alone, space-separated (e.g. GOMEMLIMIT=90MiB GOGC=200)")
-	flag.BoolVar(&o.leaderElect, "leader-elect", true, "run the controller with leader election, as deployed (its lease traffic is reported apart)")
-	flag.DurationVar(&o.rest, "rest", 60*time.Second, "the at-rest window")
-	flag.DurationVar(&o.settleTimeout, "settle-timeout", 5*time.Minute, "longest wait for the controller to go quiet after convergence")
-	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest wait for convergence")
-	flag.IntVar(&o.k, "k", 50, "stamped objects whose health the propagation probe flips")
-	flag.IntVar(&o.isolation, "isolation", 20000, "unrelated ConfigMaps the isolation probe creates")
-	flag.DurationVar(&o.isolationSettle, "isolation-settle", 15*time.Second, "wait after creating them before reading RSS")
-	flag.BoolVar(&o.isolationLabelled, "isolation-labelled", false, "give the isolation probe's ConfigMaps Surveyor's resource-name label, as a tenant may label its own objects: the controller's ConfigMap informer then selects them")
-	flag.BoolVar(&o.skipFloor, "skip-floor", false, "skip the floor")
-	flag.BoolVar(&o.skipSettle, "skip-settle", false, "skip waiting for the controller to go quiet (and the at-rest window, which needs it)")
-	flag.BoolVar(&o.skipRest, "skip-rest", false, "skip the at-rest window")
-	flag.BoolVar(&o.skipRestart, "skip-restart", false, "skip the controller restart")
-	flag.StringVar(&o.restartSignal, "restart-signal", "KILL", "how the restart phase stops the controller: KILL (a crash; the new process waits for the old lease to expire) or TERM (a rolling update; the lease is released)")
-	flag.BoolVar(&o.skipPropagation, "skip-propagation", false, "skip the propagation probe")
-	flag.BoolVar(&o.skipIsolation, "skip-isolation", false, "skip the isolation probe")
-	flag.BoolVar(&o.skipRollout, "skip-rollout", false, "skip the rollout of template changes (rolloutStrategy ProgressivePerGroup, then All)")
-	flag.IntVar(&o.rolloutGroups, "rollout-groups", 10, "groups of the ProgressivePerGroup rollout (Workloads are labelled g0, g1, ... round robin); 0: only the rollout of type All")
-	flag.BoolVar(&o.profile, "profile", false, "take the controller's CPU profile while converging, and its heap profile after (the profiler costs the controller about 1.4 MiB of peak RSS and a few % of CPU, so leave it off for figures)")
-	flag.StringVar(&o.out, "out", "bench/results", "directory for results")
-	flag.StringVar(&o.dir, "dir", "", "keep the cluster's working directory (logs, etcd) here instead of a temporary one")
-	flag.BoolVar(&o.verbose, "v", false, "show the cluster's progress")
-	flag.DurationVar(&o.idleWait, "idle-wait", 5*time.Minute, "before each run, wait up to this long for the machine to be idle (0: don't)")
-	flag.Float64Var(&o.idleBelow, "idle-below", 25, "percentage of the machine's CPU below which it counts as idle")
-	flag.Parse()
+	// A flag set of the bench's own: the packages it links (controller-runtime's client
+	// config) register flags of theirs on flag.CommandLine, which are no flags of the
+	// bench's and would show in -h and in the results' options.
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	fs.IntVar(&o.n, "n", 1000, "Workloads to create")
+	scale := fs.String("scale", "", "comma-separated Ns (e.g. 100,1000,5000): one run per N (times -runs), reporting time per Workload and its growth")
+	fs.IntVar(&o.runs, "runs", 1, "runs per N, each on a fresh cluster; tables report the median")
+	fs.IntVar(&o.creators, "creators", 16, "goroutines creating Workloads")
+	fs.Float64Var(&o.createQPS, "create-qps", -1, "QPS of the harness's client creating Workloads, as in the floor (burst is twice that); negative: no client-side limit")
+	fs.Float64Var(&o.qps, "qps", 1000, "controller --kube-api-qps (the floor has no client-side limit)")
+	fs.IntVar(&o.burst, "burst", 2000, "controller --kube-api-burst")
+	fs.IntVar(&o.concurrency, "concurrency", 8, "controller --max-concurrent-reconciles, and the floor's workers")
+	fs.StringVar(&o.controller, "controller", "bin/surveyor", "the controller binary")
+	fs.StringVar(&o.controllerArgs, "controller-args", "", "extra controller flags, space-separated")
+	fs.StringVar(&o.controllerEnv, "controller-env", "", "environment for the controller alone, space-separated (e.g. GOMEMLIMIT=90MiB GOGC=200)")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run the controller with leader election, as deployed (its lease traffic is reported apart)")
+	fs.DurationVar(&o.rest, "rest", 60*time.Second, "the at-rest window")
+	fs.DurationVar(&o.settleTimeout, "settle-timeout", 5*time.Minute, "longest wait for the controller to go quiet after convergence")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest wait for convergence")
+	fs.IntVar(&o.k, "k", 50, "stamped objects whose health the propagation probe flips")
+	fs.IntVar(&o.isolation, "isolation", 20000, "unrelated ConfigMaps the isolation probe creates")
+	fs.DurationVar(&o.isolationSettle, "isolation-settle", 15*time.Second, "wait after creating them before reading RSS")
+	fs.BoolVar(&o.isolationLabelled, "isolation-labelled", false, "give the isolation probe's ConfigMaps Surveyor's resource-name label, as a tenant may label its own objects: the controller's ConfigMap informer then selects them")
+	fs.BoolVar(&o.skipFloor, "skip-floor", false, "skip the floor")
+	fs.BoolVar(&o.skipSettle, "skip-settle", false, "skip waiting for the controller to go quiet (and the at-rest window, which needs it)")
+	fs.BoolVar(&o.skipRest, "skip-rest", false, "skip the at-rest window")
+	fs.BoolVar(&o.skipRestart, "skip-restart", false, "skip the controller restart")
+	fs.StringVar(&o.restartSignal, "restart-signal", "KILL", "how the restart phase stops the controller: KILL (a crash; the new process waits for the old lease to expire) or TERM (a rolling update; the lease is released)")
+	fs.BoolVar(&o.skipPropagation, "skip-propagation", false, "skip the propagation probe")
+	fs.BoolVar(&o.skipIsolation, "skip-isolation", false, "skip the isolation probe")
+	fs.BoolVar(&o.skipRollout, "skip-rollout", false, "skip the rollout of template changes (rolloutStrategy ProgressivePerGroup, then All)")
+	fs.IntVar(&o.rolloutGroups, "rollout-groups", 10, "groups of the ProgressivePerGroup rollout (Workloads are labelled g0, g1, ... round robin); 0: only the rollout of type All")
+	fs.BoolVar(&o.profile, "profile", false, "take the controller's CPU profile while converging, and its heap profile after (the profiler costs the controller about 1.4 MiB of peak RSS and a few % of CPU, so leave it off for figures)")
+	fs.StringVar(&o.out, "out", "bench/results", "directory for results")
+	fs.StringVar(&o.dir, "dir", "", "keep the cluster's working directory (logs, etcd) here instead of a temporary one")
+	fs.BoolVar(&o.verbose, "v", false, "show the cluster's progress")
+	fs.DurationVar(&o.idleWait, "idle-wait", 5*time.Minute, "before each run, wait up to this long for the machine to be idle (0: don't)")
+	fs.Float64Var(&o.idleBelow, "idle-below", 25, "percentage of the machine's CPU below which it counts as idle")
+	_ = fs.Parse(os.Args[1:]) // ExitOnError: it exits on an error
 	if *scale != "" {
 		for _, s := range strings.Split(*scale, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -145,7 +154,7 @@ func parseFlags() (*options, map[string]any, error) {
 		return nil, nil, errors.New("-rollout-groups must be from 0 to 64 (a rolloutStrategy has at most 64 groups)")
 	}
 	set := map[string]any{}
-	flag.VisitAll(func(f *flag.Flag) { set[f.Name] = f.Value.String() })
+	fs.VisitAll(func(f *flag.Flag) { set[f.Name] = f.Value.String() })
 	return o, set, nil
 }
 
@@ -165,6 +174,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// The Workload watch (harness.Env.Watch) would log through controller-runtime; what
+	// the bench prints is its own lines and tables.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -239,14 +251,14 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 	if err != nil {
 		return nil, err
 	}
-	defer e.stop()
+	defer e.Stop()
 	defer func() {
 		if err != nil {
 			e.saveControllerLog(dir)
 		}
 	}()
 	if opts.dir != "" {
-		r.ClusterDir = e.c.Dir
+		r.ClusterDir = e.Cluster.Dir
 	}
 	quiet, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	err = e.waitQuiet(quiet)
@@ -261,11 +273,13 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 		return nil, err
 	}
 	t := newTracker(n)
-	if err := t.run(ctx, e.admin, benchNamespace); err != nil {
+	stopTracker, err := t.run(ctx, e.Env, benchNamespace)
+	if err != nil {
 		return nil, err
 	}
-	logf("converging %d Workloads (controller pid %d)", n, e.pid)
-	prof := newProfiler(opts.profile, e.pprofURL, dir)
+	defer stopTracker()
+	logf("converging %d Workloads (controller pid %d)", n, e.controller.Pid())
+	prof := newProfiler(opts.profile, e.controller.PprofURL, dir)
 	conv, after, err := e.converge(ctx, t, n, prof)
 	if err != nil {
 		return nil, err
@@ -336,7 +350,7 @@ func runFloorCluster(ctx context.Context, opts *options, n int) (*floorResult, e
 	if err != nil {
 		return nil, err
 	}
-	defer e.stop()
+	defer e.Stop()
 	logf("floor: %d Workloads, %d objects, %d status writes (no client-side limit, %d creators, %d workers)", n, 3*n, n, opts.creators, opts.concurrency)
 	f, err := e.runFloor(ctx, n)
 	if err != nil {
@@ -390,7 +404,7 @@ func waitIdle(ctx context.Context, limit time.Duration, below float64) error {
 
 // saveControllerLog copies the controller's log next to the results and shows its end.
 func (e *env) saveControllerLog(dir string) {
-	b, err := os.ReadFile(e.c.LogPath("surveyor"))
+	b, err := os.ReadFile(e.Cluster.LogPath(controllerName))
 	if err != nil {
 		return
 	}

@@ -1,84 +1,17 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
-func TestParseMetrics(t *testing.T) {
-	text := `# HELP apiserver_request_total Counter of apiserver requests
-# TYPE apiserver_request_total counter
-apiserver_request_total{code="201",resource="configmaps",subresource="",verb="APPLY"} 200
-apiserver_request_total{code="200",resource="workloads",subresource="status",verb="PATCH"} 101
-apiserver_flowcontrol_dispatched_requests_total{flow_schema="bench-controller-patch",priority_level="workload-low"} 7
-apiserver_flowcontrol_dispatched_requests_total{flow_schema="odd \"quoted\" name",priority_level="exempt"} 1.5e+03
-apiserver_request_duration_seconds_bucket{le="0.1"} 9
-go_goroutines 42
-`
-	tests := []struct {
-		name  string
-		keep  []string
-		check func(t *testing.T, m metrics)
-	}{
-		{
-			name: "keeps only the named families",
-			keep: []string{"apiserver_request_total"},
-			check: func(t *testing.T, m metrics) {
-				if len(m) != 1 || len(m["apiserver_request_total"]) != 2 {
-					t.Fatalf("got %v", m)
-				}
-			},
-		},
-		{
-			name: "sums by labels",
-			keep: []string{"apiserver_request_total"},
-			check: func(t *testing.T, m metrics) {
-				got := m.by("apiserver_request_total", nil, "verb", "resource")
-				want := map[string]float64{"APPLY configmaps": 200, "PATCH workloads": 101}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Fatal(diff)
-				}
-				if v := m.sum("apiserver_request_total", map[string]string{"subresource": "status"}); v != 101 {
-					t.Fatalf("sum = %v", v)
-				}
-			},
-		},
-		{
-			name: "unescapes label values and reads exponents",
-			keep: []string{"apiserver_flowcontrol_dispatched_requests_total"},
-			check: func(t *testing.T, m metrics) {
-				if v := m.sum("apiserver_flowcontrol_dispatched_requests_total", map[string]string{"flow_schema": `odd "quoted" name`}); v != 1500 {
-					t.Fatalf("sum = %v", v)
-				}
-			},
-		},
-		{
-			name: "reads unlabelled samples",
-			keep: []string{"go_goroutines"},
-			check: func(t *testing.T, m metrics) {
-				if v := m.sum("go_goroutines", nil); v != 42 {
-					t.Fatalf("sum = %v", v)
-				}
-			},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := parseMetrics(strings.NewReader(text), tt.keep...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.check(t, m)
-		})
-	}
-}
-
 func TestCountRequests(t *testing.T) {
-	parse := func(s string) metrics {
-		m, err := parseMetrics(strings.NewReader(s), "apiserver_flowcontrol_dispatched_requests_total")
+	parse := func(s string) harness.Metrics {
+		m, err := harness.ParseMetrics(strings.NewReader(s), "apiserver_flowcontrol_dispatched_requests_total")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,16 +77,6 @@ func seq(n int) []float64 {
 		out[i] = float64(n - i) // descending, so sorting is exercised
 	}
 	return out
-}
-
-func TestReadProc(t *testing.T) {
-	st, err := readProc(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.RSS == 0 || st.HWM < st.RSS {
-		t.Errorf("RSS %d, HWM %d: want 0 < RSS <= HWM", st.RSS, st.HWM)
-	}
 }
 
 func TestReadMachine(t *testing.T) {

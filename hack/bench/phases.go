@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -25,9 +26,9 @@ import (
 // controller's own metrics and its /proc figures.
 type snapshot struct {
 	at         time.Time
-	apiserver  metrics
-	controller metrics
-	proc       procStat
+	apiserver  harness.Metrics
+	controller harness.Metrics
+	proc       harness.ProcStat
 	machine    machineStat
 	// controlPlane is the CPU time each control-plane process has used.
 	controlPlane map[string]time.Duration
@@ -42,8 +43,8 @@ func (e *env) snapshot(ctx context.Context) (snapshot, error) {
 	if s.controlPlane, err = e.controlPlaneCPU(); err != nil {
 		return s, err
 	}
-	if s.proc, err = readProc(e.pid); err != nil {
-		return s, fmt.Errorf("reading the controller's /proc (did it exit? see %s): %w", e.c.LogPath("surveyor"), err)
+	if s.proc, err = e.controller.Proc(); err != nil {
+		return s, fmt.Errorf("reading the controller's /proc (did it exit? see %s): %w", e.controller.LogPath(), err)
 	}
 	if s.apiserver, err = e.scrapeAPIServer(ctx); err != nil {
 		return s, err
@@ -136,7 +137,7 @@ wait:
 				return nil, before, err
 			}
 		case <-deadline:
-			return nil, before, fmt.Errorf("only %d of %d Workloads Ready after %s (controller log: %s)", t.readyCount(), n, e.opts.timeout, e.c.LogPath("surveyor"))
+			return nil, before, fmt.Errorf("only %d of %d Workloads Ready after %s (controller log: %s)", t.readyCount(), n, e.opts.timeout, e.controller.LogPath())
 		case <-ctx.Done():
 			return nil, before, ctx.Err()
 		}
@@ -161,7 +162,7 @@ wait:
 		ControllerCPUSeconds:   (after.proc.CPU - before.proc.CPU).Seconds(),
 		ControlPlaneCPUSeconds: cpuDelta(before.controlPlane, after.controlPlane),
 		PeakRSSMiB:             float64(after.proc.HWM) / mib,
-		HeapInuseMiB:           after.controller.sum("go_memstats_heap_inuse_bytes", nil) / mib,
+		HeapInuseMiB:           after.controller.Sum("go_memstats_heap_inuse_bytes", nil) / mib,
 		Requests:               countRequests(before.apiserver, after.apiserver),
 		APIServerRequests:      requestsByVerbResource(before.apiserver, after.apiserver),
 		ClientRequests:         deltaBy(before.controller, after.controller, "rest_client_requests_total", nil, "method", "code"),
@@ -170,7 +171,7 @@ wait:
 	r.PerWorkloadMs = r.Seconds * 1000 / float64(n)
 	r.MachineBusy = busyShare(before.machine, after.machine)
 	if ticks := after.machine.total - before.machine.total; ticks > 0 {
-		r.ControllerShare = (after.proc.CPU - before.proc.CPU).Seconds() * userHZ / float64(ticks)
+		r.ControllerShare = (after.proc.CPU - before.proc.CPU).Seconds() * harness.UserHZ / float64(ticks)
 	}
 	r.LoadAverage = after.machine.load1
 	r.ReadyP50Seconds = percentile(sinceAll(ready, start), 50)
@@ -208,11 +209,11 @@ func (e *env) workloadSize(ctx context.Context) (all, managed float64, err error
 // controllerAlive fails when the controller process has exited, saying why if its
 // log does (losing its leader-election lease ends it, for one).
 func (e *env) controllerAlive() error {
-	if _, err := readProc(e.pid); err == nil {
+	if _, err := e.controller.Proc(); err == nil {
 		return nil
 	}
-	last := "see " + e.c.LogPath("surveyor")
-	if b, err := os.ReadFile(e.c.LogPath("surveyor")); err == nil {
+	last := "see " + e.controller.LogPath()
+	if b, err := os.ReadFile(e.controller.LogPath()); err == nil {
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 		last = lines[len(lines)-1]
 	}
@@ -238,7 +239,7 @@ func sinceAll(ts []time.Time, start time.Time) []float64 {
 }
 
 // requestsByVerbResource is the apiserver_request_total delta keyed "VERB resource[/subresource]".
-func requestsByVerbResource(before, after metrics) map[string]float64 {
+func requestsByVerbResource(before, after harness.Metrics) map[string]float64 {
 	raw := deltaBy(before, after, "apiserver_request_total", nil, "verb", "resource", "subresource")
 	out := map[string]float64{}
 	for k, v := range raw {
@@ -294,7 +295,7 @@ func (e *env) settle(ctx context.Context, from snapshot) (*settleResult, snapsho
 	}
 	r := &settleResult{
 		Seconds: lastActive.Sub(from.at).Seconds(), Requests: countRequests(from.apiserver, prev.apiserver),
-		EventsFailed: prev.controller.sum("surveyor_events_failed_total", nil),
+		EventsFailed: prev.controller.Sum("surveyor_events_failed_total", nil),
 	}
 	var err error
 	r.Events, err = e.countEvents(ctx)
@@ -353,8 +354,8 @@ func (e *env) atRest(ctx context.Context) (*restResult, error) {
 		RequestsPerSecondWithLease: req.all(true) / window,
 		Writes:                     req.allWrites(),
 		ControllerCPUSeconds:       (after.proc.CPU - before.proc.CPU).Seconds(),
-		Reconciles: after.controller.sum("controller_runtime_reconcile_total", map[string]string{"controller": "workload"}) -
-			before.controller.sum("controller_runtime_reconcile_total", map[string]string{"controller": "workload"}),
+		Reconciles: after.controller.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "workload"}) -
+			before.controller.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "workload"}),
 	}
 	for id := range req {
 		r.LeaseRequests += req[id][bucketLease]
@@ -461,9 +462,9 @@ func (e *env) isolate(ctx context.Context) (*isolationResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := rest.CopyConfig(e.c.Config)
+	cfg := rest.CopyConfig(e.Cluster.Config)
 	cfg.QPS, cfg.Burst = 1000, 2000
-	bulk, err := client.New(cfg, client.Options{Scheme: scheme})
+	bulk, err := client.New(cfg, client.Options{Scheme: e.Scheme})
 	if err != nil {
 		return nil, err
 	}
@@ -500,8 +501,8 @@ func (e *env) isolate(ctx context.Context) (*isolationResult, error) {
 		Objects: n, Labelled: e.opts.isolationLabelled, CreateSeconds: created.Seconds(),
 		RSSBeforeMiB: float64(before.proc.RSS) / mib, RSSAfterMiB: float64(after.proc.RSS) / mib,
 		RSSDeltaMiB:          (float64(after.proc.RSS) - float64(before.proc.RSS)) / mib,
-		HeapBeforeMiB:        before.controller.sum("go_memstats_heap_inuse_bytes", nil) / mib,
-		HeapAfterMiB:         after.controller.sum("go_memstats_heap_inuse_bytes", nil) / mib,
+		HeapBeforeMiB:        before.controller.Sum("go_memstats_heap_inuse_bytes", nil) / mib,
+		HeapAfterMiB:         after.controller.Sum("go_memstats_heap_inuse_bytes", nil) / mib,
 		Requests:             countRequests(before.apiserver, after.apiserver).all(false),
 		ControllerCPUSeconds: (after.proc.CPU - before.proc.CPU).Seconds(),
 		LiveHeapDeltaMiB:     (liveAfter - liveBefore) / mib,
@@ -512,7 +513,7 @@ func (e *env) isolate(ctx context.Context) (*isolationResult, error) {
 // heap profile endpoint collects first when asked (gc=1), and its text form ends with
 // the runtime's MemStats.
 func (e *env) liveHeap(ctx context.Context) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.pprofURL+"/heap?gc=1&debug=1", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.controller.PprofURL+"/heap?gc=1&debug=1", nil)
 	if err != nil {
 		return 0, err
 	}
@@ -531,5 +532,5 @@ func (e *env) liveHeap(ctx context.Context) (float64, error) {
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("no HeapAlloc in %s/heap?debug=1", e.pprofURL)
+	return 0, fmt.Errorf("no HeapAlloc in %s/heap?debug=1", e.controller.PprofURL)
 }

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/surveyor-dev/surveyor/internal/harness"
 )
 
 // identity is a user whose API requests the benchmark counts.
@@ -23,7 +25,7 @@ type identity struct {
 // leader election) and the stamping ServiceAccount it impersonates: kube-apiserver
 // classifies an impersonated request as the impersonated user.
 var identities = []identity{
-	{short: "controller", namespace: controllerNamespace, name: controllerAccount},
+	{short: "controller", namespace: harness.ControllerNamespace, name: harness.ControllerAccount},
 	{short: "stamper", namespace: benchNamespace, name: stamperAccount},
 }
 
@@ -154,12 +156,12 @@ func (r requestCounts) allWrites() float64 {
 var apiserverMetrics = []string{"apiserver_flowcontrol_dispatched_requests_total", "apiserver_request_total"}
 
 // scrapeAPIServer reads kube-apiserver's /metrics as the admin.
-func (e *env) scrapeAPIServer(ctx context.Context) (metrics, error) {
-	return scrapeURL(ctx, e.adminHTTP, e.c.Config.Host+"/metrics", apiserverMetrics...)
+func (e *env) scrapeAPIServer(ctx context.Context) (harness.Metrics, error) {
+	return e.ScrapeAPIServer(ctx, apiserverMetrics...)
 }
 
 // countRequests is the per-identity, per-bucket request delta between two scrapes.
-func countRequests(before, after metrics) requestCounts {
+func countRequests(before, after harness.Metrics) requestCounts {
 	d := deltaBy(before, after, "apiserver_flowcontrol_dispatched_requests_total", nil, "flow_schema")
 	out := requestCounts{}
 	for _, id := range identities {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -99,9 +99,9 @@ func (e *env) restart(ctx context.Context, t *tracker, n int) (*restartResult, e
 	defer t.stopTransitions()
 	switch e.opts.restartSignal {
 	case "KILL":
-		err = e.c.Kill("surveyor")
+		err = e.Cluster.Kill(e.controller.Name)
 	case "TERM":
-		err = e.c.Terminate("surveyor")
+		err = e.Cluster.Terminate(e.controller.Name)
 	default:
 		err = fmt.Errorf("-restart-signal %q is neither KILL nor TERM", e.opts.restartSignal)
 	}
@@ -109,10 +109,9 @@ func (e *env) restart(ctx context.Context, t *tracker, n int) (*restartResult, e
 		return nil, err
 	}
 	start := time.Now()
-	if err := e.c.Relaunch(ctx, "surveyor"); err != nil {
+	if err := e.Cluster.Relaunch(ctx, e.controller.Name); err != nil {
 		return nil, fmt.Errorf("starting the controller again: %w", err)
 	}
-	e.pid = e.c.Pid("surveyor")
 
 	// Poll fast until every Workload was reconciled: the figures are times, and a scrape
 	// of the controller's few families is cheap. /readyz first, since the metrics
@@ -130,10 +129,10 @@ func (e *env) restart(ctx context.Context, t *tracker, n int) (*restartResult, e
 			return nil, err
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the restarted controller had not reconciled every Workload after %s (log: %s)", e.opts.timeout, e.c.LogPath("surveyor"))
+			return nil, fmt.Errorf("the restarted controller had not reconciled every Workload after %s (log: %s)", e.opts.timeout, e.controller.LogPath())
 		}
 		if ready.IsZero() {
-			if !e.readyz(ctx) {
+			if !e.controller.Ready(ctx) {
 				continue
 			}
 			ready = time.Now()
@@ -143,11 +142,11 @@ func (e *env) restart(ctx context.Context, t *tracker, n int) (*restartResult, e
 			continue // a scrape that races the process's start; the next one will do
 		}
 		at := time.Now()
-		if leader.IsZero() && m.sum("leader_election_master_status", nil) >= 1 {
+		if leader.IsZero() && m.Sum("leader_election_master_status", nil) >= 1 {
 			leader = at
 		}
-		done := m.sum("controller_runtime_reconcile_total", map[string]string{"controller": "workload", "result": "success"})
-		depth := m.sum("workqueue_depth", map[string]string{"name": "workload"})
+		done := m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "workload", "result": "success"})
+		depth := m.Sum("workqueue_depth", map[string]string{"name": "workload"})
 		if done >= float64(n) && depth == 0 {
 			reconciled = at
 		}
@@ -174,13 +173,13 @@ func (e *env) restart(ctx context.Context, t *tracker, n int) (*restartResult, e
 	if r.QuietSeconds < r.ReconciledSeconds {
 		r.QuietSeconds = r.ReconciledSeconds
 	}
-	r.Reconciles = after.controller.by("controller_runtime_reconcile_total", map[string]string{"controller": "workload"}, "result")
+	r.Reconciles = after.controller.By("controller_runtime_reconcile_total", map[string]string{"controller": "workload"}, "result")
 	r.Requests = countRequests(before.apiserver, after.apiserver)
 	r.WritesWithLeaderElection = r.Requests.allWrites()
 	if r.EventsSince, err = e.eventsSince(ctx, start); err != nil {
 		return nil, err
 	}
-	r.LeaderElectionEvents = r.EventsSince[controllerNamespace+" LeaderElection"]
+	r.LeaderElectionEvents = r.EventsSince[harness.ControllerNamespace+" LeaderElection"]
 	r.Writes = max(r.WritesWithLeaderElection-r.LeaderElectionEvents, 0)
 	r.WritesByVerbResource = writesOf(requestsByVerbResource(before.apiserver, after.apiserver))
 	r.ControllerCPUSeconds = after.proc.CPU.Seconds()
@@ -206,7 +205,7 @@ func (e *env) quietAfterRestart(ctx context.Context) (snapshot, time.Time, bool,
 	lastActive, quiet := prev.at, 0
 	deadline := time.Now().Add(e.opts.settleTimeout)
 	reconciles := func(s snapshot) float64 {
-		return s.controller.sum("controller_runtime_reconcile_total", map[string]string{"controller": "workload"})
+		return s.controller.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "workload"})
 	}
 	for quiet < 2 {
 		if time.Now().After(deadline) {
@@ -222,7 +221,7 @@ func (e *env) quietAfterRestart(ctx context.Context) (snapshot, time.Time, bool,
 			return prev, lastActive, false, err
 		}
 		if countRequests(prev.apiserver, cur.apiserver).all(false) > 0 || reconciles(cur) != reconciles(prev) ||
-			cur.controller.sum("workqueue_depth", map[string]string{"name": "workload"}) > 0 {
+			cur.controller.Sum("workqueue_depth", map[string]string{"name": "workload"}) > 0 {
 			quiet, lastActive = 0, cur.at
 		} else {
 			quiet++
@@ -255,20 +254,6 @@ func (e *env) eventsSince(ctx context.Context, since time.Time) (map[string]floa
 		}
 	}
 	return out, nil
-}
-
-// readyz reports whether the controller answers /readyz with 200.
-func (e *env) readyz(ctx context.Context) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.readyzURL, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 // writesOf keeps the writes among requests by "VERB resource", leases aside: every

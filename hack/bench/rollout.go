@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -161,7 +162,7 @@ func (e *env) change(ctx context.Context, t *tracker, n int, s v1alpha1.RolloutS
 }
 
 // statusWritesByCode are the Workload status writes between two scrapes by "VERB code".
-func statusWritesByCode(before, after metrics) map[string]float64 {
+func statusWritesByCode(before, after harness.Metrics) map[string]float64 {
 	return deltaBy(before, after, "apiserver_request_total", map[string]string{"resource": "workloads", "subresource": "status"}, "verb", "code")
 }
 

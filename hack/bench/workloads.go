@@ -10,11 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -99,11 +97,11 @@ feed:
 	}
 }
 
-// tracker follows the bench Workloads through one watch (an informer, which resumes
-// after a dropped watch without polling): when each first became Ready at its current
-// generation, each one's ResourcesHealthy status for the propagation probe, and its
-// blueprint revision and status changes for the rollout phase, and status transitions
-// for the restart phase.
+// tracker follows the bench Workloads through one watch (harness.Env.Watch, an
+// informer, which resumes after a dropped watch without polling): when each first became
+// Ready at its current generation, each one's ResourcesHealthy status for the
+// propagation probe, and its blueprint revision and status changes for the rollout
+// phase, and status transitions for the restart phase.
 type tracker struct {
 	mu       sync.Mutex
 	want     int
@@ -142,30 +140,17 @@ func newTracker(want int) *tracker {
 	}
 }
 
-// run starts the informer on ns and returns once it has synced.
-func (t *tracker) run(ctx context.Context, c client.WithWatch, ns string) error {
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			list := &v1alpha1.WorkloadList{}
-			err := c.List(ctx, list, &client.ListOptions{Namespace: ns, Raw: &opts})
-			return list, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return c.Watch(ctx, &v1alpha1.WorkloadList{}, &client.ListOptions{Namespace: ns, Raw: &opts})
-		},
+// run starts the watch of ns's Workloads and returns once it has delivered their first
+// list; stop ends it.
+func (t *tracker) run(ctx context.Context, e *harness.Env, ns string) (stop func(), err error) {
+	stop, err = e.Watch(ctx, harness.InNamespace(ns), &v1alpha1.Workload{}, func(old, cur client.Object) {
+		was, _ := old.(*v1alpha1.Workload)
+		t.observe(was, cur.(*v1alpha1.Workload))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the Workload watch: %w", err)
 	}
-	inf := cache.NewSharedIndexInformer(lw, &v1alpha1.Workload{}, 0, cache.Indexers{})
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { t.observe(nil, o.(*v1alpha1.Workload)) },
-		UpdateFunc: func(old, o any) { t.observe(old.(*v1alpha1.Workload), o.(*v1alpha1.Workload)) },
-	}); err != nil {
-		return err
-	}
-	go inf.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return fmt.Errorf("the Workload watch never synced: %w", ctx.Err())
-	}
-	return nil
+	return stop, nil
 }
 
 // isReady is Ready=True for the Workload's current generation.

@@ -10,8 +10,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -39,20 +37,27 @@ func (e *Env) StamperNamespace(ctx context.Context, t testing.TB, c client.Clien
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, ns) })
-	e.CreateAll(ctx, t,
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name}},
+	e.CreateAll(ctx, t, Stamper(ns.Name, sa, "configmaps")...)
+	return ns.Name
+}
+
+// Stamper is a ServiceAccount sa in ns and a Role, bound to it, that may read and write
+// the core kinds resources (plurals) in ns and nothing else: an account a supply chain
+// stamps as.
+func Stamper(ns, sa string, resources ...string) []client.Object {
+	return []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}},
 		&rbacv1.Role{
-			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
+			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: resources,
 				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
 		},
 		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name},
+			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: sa},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns.Name}},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
 		},
-	)
-	return ns.Name
+	}
 }
 
 // FastClient is an admin client with a QPS high enough to create hundreds of Workloads quickly,
@@ -62,36 +67,4 @@ func (e *Env) FastClient() (client.Client, error) {
 	cfg.QPS, cfg.Burst = 200, 400
 	cfg.Timeout = 20 * time.Second
 	return client.New(cfg, client.Options{Scheme: e.Scheme})
-}
-
-// Inform calls observe with every state of the objects of obj's kind that opts selects, from the
-// first list until the test ends, in the order the API server's watch delivers them. Its
-// informer relists and carries on when the API server comes back.
-func (e *Env) Inform(ctx context.Context, t testing.TB, opts cache.Options, obj client.Object, observe func(any)) {
-	t.Helper()
-	opts.Scheme = e.Scheme
-	c, err := cache.New(e.Cluster.Config, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	informer, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    observe,
-		UpdateFunc: func(_, o any) { observe(o) },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.Start(cctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !c.WaitForCacheSync(cctx) {
-		t.Fatalf("the %T informer never synced", obj)
-	}
 }

@@ -4,16 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"sync"
 	"testing"
 
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +42,9 @@ type Env struct {
 	// Log collects the in-process controller's log.
 	Log *SyncBuffer
 
+	// adminHTTP reads kube-apiserver's /metrics as the cluster admin.
+	adminHTTP *http.Client
+
 	// controllerBin is cmd/surveyor built for this run (Options.BuildController).
 	controllerBin string
 	// reconciles counts the in-process controller's reconciles per object.
@@ -52,26 +57,45 @@ func Root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// Start brings up the cluster and installs the CRDs and the controller's RBAC.
-func Start(ctx context.Context) (*Env, error) {
+// StartOptions say where Start keeps the cluster's files and its progress lines.
+type StartOptions struct {
+	// Dir holds the cluster's data, keys, logs and kubeconfig; empty means a temporary
+	// directory that Stop removes.
+	Dir string
+	// Log receives the cluster's progress lines; nil means standard error.
+	Log io.Writer
+}
+
+// Start brings up the cluster and installs the CRDs and the controller's RBAC. The test
+// suites (Main) and the benchmark (hack/bench) both start their cluster with it.
+func Start(ctx context.Context, opts StartOptions) (_ *Env, err error) {
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
 	c, err := cluster.Start(ctx, cluster.Options{
-		Log:     os.Stderr,
+		Dir:     opts.Dir,
+		Log:     opts.Log,
 		Install: []string{filepath.Join(Root(), "config/crd/bases"), filepath.Join(Root(), "config/rbac")},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the local cluster: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
 	env := &Env{Cluster: c, Log: &SyncBuffer{}, Scheme: apiruntime.NewScheme()}
 	if err := clientgoscheme.AddToScheme(env.Scheme); err != nil {
-		c.Stop()
 		return nil, err
 	}
 	if err := cartov1alpha1.AddToScheme(env.Scheme); err != nil {
-		c.Stop()
 		return nil, err
 	}
 	if env.Client, err = client.New(c.Config, client.Options{Scheme: env.Scheme}); err != nil {
-		c.Stop()
+		return nil, err
+	}
+	if env.adminHTTP, err = rest.HTTPClientFor(c.Config); err != nil {
 		return nil, err
 	}
 	return env, nil
@@ -80,14 +104,21 @@ func Start(ctx context.Context) (*Env, error) {
 // Stop stops the cluster and everything it launched.
 func (e *Env) Stop() { e.Cluster.Stop() }
 
+// ControllerConfig is a REST config that authenticates as the controller's own
+// ServiceAccount (with a freshly requested token), so that a client made from it has
+// exactly the controller's generated RBAC.
+func (e *Env) ControllerConfig(ctx context.Context) (*rest.Config, error) {
+	kubeconfig, err := e.Cluster.ServiceAccountKubeconfig(ctx, ControllerNamespace, ControllerAccount)
+	if err != nil {
+		return nil, err
+	}
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}
+
 // StartController runs the realizer in this process until ctx ends, authenticated as
 // the controller's own ServiceAccount so that its generated RBAC is what is tested.
 func (e *Env) StartController(ctx context.Context) error {
-	kubeconfig, err := e.Cluster.ServiceAccountKubeconfig(ctx, ControllerNamespace, ControllerAccount)
-	if err != nil {
-		return err
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := e.ControllerConfig(ctx)
 	if err != nil {
 		return err
 	}
@@ -124,30 +155,6 @@ func buildController(dir string) (string, error) {
 		return "", fmt.Errorf("building the controller: %w: %s", err, out)
 	}
 	return bin, nil
-}
-
-// LaunchController starts the controller Main built (Options.BuildController) as a
-// process the cluster owns, named name, as the controller's ServiceAccount, with leader
-// election on, and returns its health-probe port.
-func (e *Env) LaunchController(ctx context.Context, name string, extra ...string) (int, error) {
-	if e.controllerBin == "" {
-		return 0, fmt.Errorf("launching %s: the suite did not build the controller (harness.Options.BuildController)", name)
-	}
-	kubeconfig, err := e.Cluster.ServiceAccountKubeconfig(ctx, ControllerNamespace, ControllerAccount)
-	if err != nil {
-		return 0, err
-	}
-	probe, err := cluster.FreePort()
-	if err != nil {
-		return 0, err
-	}
-	args := append([]string{
-		"--kubeconfig=" + kubeconfig,
-		"--leader-elect", "--leader-election-namespace=" + ControllerNamespace,
-		"--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
-	}, extra...)
-	return probe, e.Cluster.Launch(ctx, name, e.controllerBin, args...)
 }
 
 // SyncBuffer is a bytes.Buffer safe for the controller's concurrent writers.

@@ -5,19 +5,35 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// Options says what a suite needs besides the cluster with Surveyor's CRDs and RBAC.
+// Options says what a suite needs besides the cluster with Surveyor's CRDs and RBAC, and
+// where its tests find what Main started.
 type Options struct {
 	// Controller runs the realizer in-process as the controller's own ServiceAccount
-	// (Env.StartController) for as long as the tests run.
+	// (Env.StartController) for as long as the tests run. Without it the controllers
+	// under test are processes with logs of their own (Env.LaunchController), and what
+	// runs in the test binary (its informers) logs nothing.
 	Controller bool
 	// BuildController compiles cmd/surveyor before the cluster starts, for suites that
 	// launch the controller as a process (Env.LaunchController) to kill or restart it.
 	BuildController bool
-	// Setup runs once everything is up, before the first test. It hands the suite the
-	// context that lives as long as the test binary and the environment, and makes
-	// whatever else the suite shares (clients with other limits).
+
+	// Ctx and Env, when set, receive before the first test the context that lives as
+	// long as the test binary and the environment: a suite's package variables.
+	Ctx *context.Context
+	Env **Env
+	// Client, when set, receives an admin client: Env.Client, or with FastClient
+	// Env.FastClient().
+	Client     *client.Client
+	FastClient bool
+
+	// Setup runs once everything is up, before the first test, for whatever else the
+	// suite shares.
 	Setup func(ctx context.Context, env *Env) error
 }
 
@@ -31,6 +47,9 @@ func Main(m *testing.M, opts Options) {
 func run(m *testing.M, opts Options) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if !opts.Controller {
+		logf.SetLogger(logr.Discard())
+	}
 	var bin string
 	if opts.BuildController {
 		dir, err := os.MkdirTemp("", "surveyor-controller-")
@@ -44,7 +63,7 @@ func run(m *testing.M, opts Options) int {
 			return 1
 		}
 	}
-	env, err := Start(ctx)
+	env, err := Start(ctx, StartOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -55,6 +74,21 @@ func run(m *testing.M, opts Options) int {
 		if err := env.StartController(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "starting the controller:", err)
 			return 1
+		}
+	}
+	if opts.Ctx != nil {
+		*opts.Ctx = ctx
+	}
+	if opts.Env != nil {
+		*opts.Env = env
+	}
+	if opts.Client != nil {
+		*opts.Client = env.Client
+		if opts.FastClient {
+			if *opts.Client, err = env.FastClient(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
 		}
 	}
 	if opts.Setup != nil {

@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,16 +99,7 @@ func (e *Env) ReadyWorkloads(ctx context.Context, tb testing.TB, name string, n,
 	}
 	for i := range namespaces {
 		ns := fmt.Sprintf("%s-%d", name, i)
-		for _, o := range []client.Object{
-			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "stamper", Namespace: ns}},
-			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "stamper", Namespace: ns}, Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			}},
-			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "stamper", Namespace: ns},
-				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "stamper"},
-				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "stamper", Namespace: ns}}},
-		} {
+		for _, o := range append([]client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}, Stamper(ns, "stamper", "configmaps")...) {
 			if err := admin.Create(ctx, o); err != nil {
 				tb.Fatal(err)
 			}

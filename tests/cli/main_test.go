@@ -19,10 +19,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	harness.Main(m, harness.Options{Controller: true, Setup: func(c context.Context, e *harness.Env) error {
-		ctx, env = c, e
-		return nil
-	}})
+	harness.Main(m, harness.Options{Controller: true, Ctx: &ctx, Env: &env})
 }
 
 func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) {

@@ -46,7 +46,7 @@ func TestAPIServerRestart(t *testing.T) {
 	monitor := monitorWorkloads(t, ns)
 	c := launchController(t, "surveyor-apiserver", "--leader-elect=false")
 	eventually(t, time.Minute, func() (bool, string) {
-		_, err := c.metrics()
+		_, err := c.Metrics(ctx)
 		return err == nil, fmt.Sprint(err)
 	})
 
@@ -112,8 +112,8 @@ func apiServerOutage(t *testing.T, c *controller) time.Duration {
 	// The outage is the point: it lasts apiServerDowntime, and the controller must stay up
 	// through all of it.
 	env.Consistently(ctx, t, time.Until(signalled.Add(apiServerDowntime)), 200*time.Millisecond, func() (bool, string) {
-		exited, state := env.Cluster.Exited(c.name)
-		return !exited, fmt.Sprintf("%s exited during the outage: %s", c.name, state)
+		exited, state := env.Cluster.Exited(c.Name)
+		return !exited, fmt.Sprintf("%s exited during the outage: %s", c.Name, state)
 	})
 	if err := env.Cluster.Relaunch(ctx, "kube-apiserver"); err != nil {
 		t.Fatal(err)
@@ -122,8 +122,8 @@ func apiServerOutage(t *testing.T, c *controller) time.Duration {
 		t.Fatal(err)
 	}
 	outage := time.Since(signalled)
-	if exited, state := env.Cluster.Exited(c.name); exited {
-		t.Fatalf("%s exited during the outage: %s", c.name, state)
+	if exited, state := env.Cluster.Exited(c.Name); exited {
+		t.Fatalf("%s exited during the outage: %s", c.Name, state)
 	}
 	return outage
 }
@@ -169,7 +169,7 @@ func TestAPIServerRestartLeaderElected(t *testing.T) {
 	var exited bool
 	var state *os.ProcessState
 	eventually(t, time.Minute, func() (bool, string) {
-		if exited, state = env.Cluster.Exited(c.name); exited {
+		if exited, state = env.Cluster.Exited(c.Name); exited {
 			return true, ""
 		}
 		l := &coordinationv1.Lease{}
@@ -179,16 +179,16 @@ func TestAPIServerRestartLeaderElected(t *testing.T) {
 		renewed := l.Spec.RenewTime != nil && l.Spec.RenewTime.After(back)
 		same := holder != nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == *holder
 		return renewed && same, fmt.Sprintf("%s runs; the lease is held by %s, last renewed at %v; the server was back at %v",
-			c.name, ptr.Deref(l.Spec.HolderIdentity, "nobody"), l.Spec.RenewTime, back)
+			c.Name, ptr.Deref(l.Spec.HolderIdentity, "nobody"), l.Spec.RenewTime, back)
 	})
 	if exited {
-		if !strings.Contains(c.log(), "leader election lost") {
-			t.Fatalf("%s exited during the outage (%s) without losing its lease; log tail:\n%s", c.name, state, c.logTail(30))
+		if !strings.Contains(c.Log(), "leader election lost") {
+			t.Fatalf("%s exited during the outage (%s) without losing its lease; log tail:\n%s", c.Name, state, c.LogTail(30))
 		}
-		t.Logf("FINDING: %s exited during the outage (%s): leader election lost after the 10s renew deadline; relaunching it as its Deployment would", c.name, state)
+		t.Logf("FINDING: %s exited during the outage (%s): leader election lost after the 10s renew deadline; relaunching it as its Deployment would", c.Name, state)
 		c.relaunch(t)
 	} else {
-		t.Logf("%s rode out the outage without losing its lease", c.name)
+		t.Logf("%s rode out the outage without losing its lease", c.Name)
 	}
 	c.waitLeader(t, time.Minute)
 	took := waitAllReady(t, ns, leaderWorkloads, 4*time.Minute)

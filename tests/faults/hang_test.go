@@ -7,14 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -146,42 +145,38 @@ func convergeHealthy(t testing.TB, chain string) []time.Duration {
 	t.Helper()
 	ns := newNamespace(t, chain)
 	configMapChain(t, chain)
-	var mu sync.Mutex
-	created, ready := map[string]time.Time{}, map[string]time.Duration{}
-	env.Inform(ctx, t, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, &v1alpha1.Workload{}, func(obj any) {
-		wl, ok := obj.(*v1alpha1.Workload)
-		if !ok || !isReady(wl) {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if at, ok := created[wl.Name]; ok {
-			if _, seen := ready[wl.Name]; !seen {
-				ready[wl.Name] = time.Since(at)
-			}
-		}
-	})
+	history := harness.Record(ctx, t, env, &v1alpha1.Workload{}, harness.InNamespace(ns))
+	created := map[string]time.Time{}
 	for i := range stallWorkloads {
 		wl := newWorkload(ns, chain, i)
-		mu.Lock()
 		created[wl.Name] = time.Now()
-		mu.Unlock()
 		if err := k8s.Create(ctx, wl); err != nil {
 			t.Fatal(err)
 		}
 	}
+	var ready map[string]time.Duration
 	eventually(t, 3*time.Minute, func() (bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
+		ready = readyAfter(history.States(), created)
 		return len(ready) == stallWorkloads, fmt.Sprintf("%d of %d workloads seen ready", len(ready), stallWorkloads)
 	})
-	mu.Lock()
-	defer mu.Unlock()
 	out := make([]time.Duration, 0, len(ready))
 	for _, d := range ready {
 		out = append(out, d)
 	}
 	return out
+}
+
+// readyAfter is, for each Workload of created that the watch saw Ready, how long after
+// its create the watch first saw it so.
+func readyAfter(states []harness.Observed[*v1alpha1.Workload], created map[string]time.Time) map[string]time.Duration {
+	ready := map[string]time.Duration{}
+	for _, o := range states {
+		at, ok := created[o.Object.Name]
+		if _, seen := ready[o.Object.Name]; ok && !seen && isReady(o.Object) {
+			ready[o.Object.Name] = o.At.Sub(at)
+		}
+	}
+	return ready
 }
 
 // percentile is the p-th percentile of ds (nearest rank).

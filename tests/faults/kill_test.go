@@ -36,7 +36,7 @@ func TestControllerKilledMidConvergence(t *testing.T) {
 		readyAtKill = ready
 		return ready >= killWorkloads/2, fmt.Sprintf("%d of %d workloads ready", ready, killWorkloads)
 	})
-	if err := env.Cluster.Kill(c.name); err != nil {
+	if err := env.Cluster.Kill(c.Name); err != nil {
 		t.Fatal(err)
 	}
 	killedAt := time.Now()
@@ -47,7 +47,7 @@ func TestControllerKilledMidConvergence(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("killed %s %s after the first create: %d workloads ready, %d ConfigMaps stamped",
-		c.name, killedAt.Sub(start).Round(time.Millisecond), readyAfterKill, len(before))
+		c.Name, killedAt.Sub(start).Round(time.Millisecond), readyAfterKill, len(before))
 	if readyAfterKill == killWorkloads {
 		t.Fatalf("every workload was ready before the kill took effect (%d at the poll); nothing was left to converge", readyAtKill)
 	}

@@ -37,7 +37,7 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 	leader.waitLeader(t, 2*time.Minute)
 	standby := launchController(t, "surveyor-standby")
 	eventually(t, time.Minute, func() (bool, string) {
-		return strings.Contains(standby.log(), "attempting to acquire leader lease"), "the standby has not tried for the lease yet"
+		return strings.Contains(standby.Log(), "attempting to acquire leader lease"), "the standby has not tried for the lease yet"
 	})
 
 	createWorkloads(t, ns, chain, 0, standbyWorkloads)
@@ -50,7 +50,7 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 			s.leader, s.reconciles, s.writes(), s.requests)
 	}
 	for _, line := range []string{"Starting workers", "applied stamped object"} {
-		if strings.Contains(standby.log(), line) {
+		if strings.Contains(standby.Log(), line) {
 			t.Errorf("the standby's log says %q while the leader lives", line)
 		}
 	}
@@ -64,7 +64,7 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 		return n > len(firstBatch), fmt.Sprintf("%d ConfigMaps stamped", n)
 	})
 	held := lease(t).Spec.HolderIdentity
-	if err := env.Cluster.Kill(leader.name); err != nil {
+	if err := env.Cluster.Kill(leader.Name); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()

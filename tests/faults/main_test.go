@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/surveyor-dev/surveyor/internal/harness"
 )
@@ -30,15 +28,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	// The controllers under test are separate processes with their own logs; the test's
-	// own informers (the status monitor) log nothing.
-	logf.SetLogger(logr.Discard())
-	harness.Main(m, harness.Options{BuildController: true, Setup: func(c context.Context, e *harness.Env) error {
-		ctx, env = c, e
-		var err error
-		k8s, err = e.FastClient()
-		return err
-	}})
+	harness.Main(m, harness.Options{BuildController: true, Ctx: &ctx, Env: &env, Client: &k8s, FastClient: true})
 }
 
 // eventually polls cond until it holds or timeout passes (see harness.Env.Eventually).

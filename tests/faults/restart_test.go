@@ -46,7 +46,7 @@ func TestRestartWhileCacheFillsWritesNothing(t *testing.T) {
 	createLabelledConfigMaps(t, foreign, restartObjects)
 	t.Logf("created %d labelled ConfigMaps in %s", restartObjects, time.Since(start).Round(time.Millisecond))
 
-	if err := env.Cluster.Terminate(c.name); err != nil {
+	if err := env.Cluster.Terminate(c.Name); err != nil {
 		t.Fatal(err)
 	}
 	before := workloadStatuses(t, ns)

@@ -77,10 +77,10 @@ func TestBrokenAPIServiceStallsNoOtherWorkload(t *testing.T) {
 	})
 	t.Logf("the deleted objects were stamped again %s after the healthy workloads converged", time.Since(start).Round(time.Millisecond))
 
-	pid := c.pid()
+	pid := c.Pid()
 	restore()
 	waitAllReady(t, ns, 2, 3*time.Minute)
-	if got := c.pid(); got != pid {
+	if got := c.Pid(); got != pid {
 		t.Fatalf("the controller restarted (pid %d, then %d)", pid, got)
 	}
 }
@@ -98,7 +98,7 @@ func TestCRDDeletedAndRecreated(t *testing.T) {
 	c.waitLeader(t, 2*time.Minute)
 	createWorkloads(t, ns, "faults-crd", 0, n)
 	waitAllReady(t, ns, n, 2*time.Minute)
-	pid := c.pid()
+	pid := c.Pid()
 
 	if err := k8s.Delete(ctx, crd); err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestCRDDeletedAndRecreated(t *testing.T) {
 	if len(widgets.Items) != n {
 		t.Fatalf("%d Widgets stamped after the CRD came back, want %d", len(widgets.Items), n)
 	}
-	if got := c.pid(); got != pid {
+	if got := c.Pid(); got != pid {
 		t.Fatalf("the controller restarted (pid %d, then %d)", pid, got)
 	}
 }

@@ -2,8 +2,6 @@ package rollout
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,30 +15,14 @@ import (
 var shortLease = []string{"--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s"}
 
 // controller is one Surveyor process the cluster launched, with leader election on.
-type controller struct{ name string }
+type controller struct{ *harness.Controller }
 
 // launchController starts the built controller as process name. After the test it is
 // terminated, which releases its lease for the next test, and its log tail is printed if the
 // test failed.
 func launchController(t *testing.T, name string, extra ...string) *controller {
 	t.Helper()
-	if _, err := env.LaunchController(ctx, name, append([]string{"--zap-log-level=info"}, extra...)...); err != nil {
-		t.Fatalf("launching %s: %v", name, err)
-	}
-	c := &controller{name: name}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("last lines of %s's log:\n%s", name, c.logTail(80))
-		}
-		_ = env.Cluster.Terminate(name)
-	})
-	return c
-}
-
-func (c *controller) logTail(n int) string {
-	b, _ := os.ReadFile(env.Cluster.LogPath(c.name))
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+	return &controller{env.LaunchForTest(ctx, t, harness.Process{Name: name, Args: append([]string{"--zap-log-level=info"}, extra...)})}
 }
 
 // killAndRelaunch SIGKILLs the controller, starts it again with the same flags no earlier than
@@ -49,14 +31,14 @@ func (c *controller) logTail(n int) string {
 func (c *controller) killAndRelaunch(t *testing.T, notBefore time.Time) (killed, leads time.Time) {
 	t.Helper()
 	before := lease(t).Spec.HolderIdentity
-	if err := env.Cluster.Kill(c.name); err != nil {
+	if err := env.Cluster.Kill(c.Name); err != nil {
 		t.Fatal(err)
 	}
 	killed = time.Now()
 	// Not a wait for something to happen: the test needs the controller down across a point
 	// in time (a deadline), and nothing can move while it is.
 	time.Sleep(time.Until(notBefore))
-	if err := env.Cluster.Relaunch(ctx, c.name); err != nil {
+	if err := env.Cluster.Relaunch(ctx, c.Name); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, func() (bool, string) {
@@ -68,7 +50,7 @@ func (c *controller) killAndRelaunch(t *testing.T, notBefore time.Time) (killed,
 		leads = l.Spec.AcquireTime.Time
 		return true, ""
 	})
-	t.Logf("killed %s at %s; relaunched, it leads at %s", c.name, killed.Format(time.TimeOnly), leads.Format(time.TimeOnly))
+	t.Logf("killed %s at %s; relaunched, it leads at %s", c.Name, killed.Format(time.TimeOnly), leads.Format(time.TimeOnly))
 	return killed, leads
 }
 

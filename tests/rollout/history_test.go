@@ -2,13 +2,12 @@ package rollout
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -28,38 +27,32 @@ type observation struct {
 // admits one write at a time, so replaying the log visits every instant of the namespace's
 // history: a count computed at each step is the count at every moment, not at some sampled ones.
 type history struct {
-	mu  sync.Mutex
-	log []observation
+	*harness.History[*v1alpha1.Workload]
 }
 
 // watchWorkloads records the history of ns's Workloads from now until the test ends.
-func watchWorkloads(t *testing.T, ns string) *history {
+func watchWorkloads(t *testing.T, ns string) history {
 	t.Helper()
-	h := &history{}
-	observe := func(obj any) {
-		if wl, ok := obj.(*v1alpha1.Workload); ok {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			h.log = append(h.log, observation{
-				name: wl.Name, running: wl.Status.BlueprintRevision, record: wl.Status.Rollout.DeepCopy(),
-				ready:          readyCondition(wl).DeepCopy(),
-				blueprintReady: meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionSupplyChainReady).DeepCopy(),
-			})
-		}
-	}
-	env.Inform(ctx, t, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, &v1alpha1.Workload{}, observe)
-	return h
+	return history{harness.Record(ctx, t, env, &v1alpha1.Workload{}, harness.InNamespace(ns))}
 }
 
-func (h *history) observations() []observation {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]observation(nil), h.log...)
+func (h history) observations() []observation {
+	states := h.States()
+	out := make([]observation, len(states))
+	for i, o := range states {
+		wl := o.Object
+		out[i] = observation{
+			name: wl.Name, running: wl.Status.BlueprintRevision, record: wl.Status.Rollout,
+			ready:          readyCondition(wl),
+			blueprintReady: meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionSupplyChainReady),
+		}
+	}
+	return out
 }
 
 // maxInFlight is the most Workloads that were at once Progressing at the target revision, and
 // how many observations the history holds.
-func (h *history) maxInFlight(target string) (most, observed int) {
+func (h history) maxInFlight(target string) (most, observed int) {
 	inFlight := map[string]bool{}
 	n := 0
 	for _, o := range h.observations() {
@@ -89,7 +82,7 @@ var stateRank = map[v1alpha1.RolloutState]int{
 // flap (their health at the target never changes): one ran the target before it was admitted
 // to it, was admitted twice (its admittedTime changed once set) or went backwards (a state of
 // lower stateRank, or one outside it: Failed and Skip do not happen to these Workloads).
-func (h *history) problems(target string) []string {
+func (h history) problems(target string) []string {
 	var out []string
 	type seen struct {
 		admitted *metav1.Time
@@ -126,7 +119,7 @@ func (h *history) problems(target string) []string {
 }
 
 // checkHistory fails the test with problems(target), if any.
-func (h *history) checkHistory(t *testing.T, target string) {
+func (h history) checkHistory(t *testing.T, target string) {
 	t.Helper()
 	problems := h.problems(target)
 	for i, p := range problems {

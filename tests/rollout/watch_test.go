@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -28,37 +28,29 @@ type chainObservation struct {
 
 // chainHistory is every state of one supply chain that the API server went through, in order.
 type chainHistory struct {
-	mu  sync.Mutex
-	log []chainObservation
+	*harness.History[*v1alpha1.ClusterSupplyChain]
 }
 
 // watchSupplyChain records the history of the supply chain name from now until the test ends.
-func watchSupplyChain(t *testing.T, name string) *chainHistory {
+func watchSupplyChain(t *testing.T, name string) chainHistory {
 	t.Helper()
-	h := &chainHistory{}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&v1alpha1.ClusterSupplyChain{}: {Field: fields.OneTermEqualSelector("metadata.name", name)},
 	}}
-	env.Inform(ctx, t, opts, &v1alpha1.ClusterSupplyChain{}, func(obj any) {
-		sc, ok := obj.(*v1alpha1.ClusterSupplyChain)
-		if !ok || sc.Name != name {
-			return
-		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.log = append(h.log, chainObservation{
-			generation: sc.Generation,
-			rollout:    sc.Status.Rollout.DeepCopy(),
-			degraded:   meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionRolloutDegraded).DeepCopy(),
-		})
-	})
-	return h
+	return chainHistory{harness.Record(ctx, t, env, &v1alpha1.ClusterSupplyChain{}, opts)}
 }
 
-func (h *chainHistory) observations() []chainObservation {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]chainObservation(nil), h.log...)
+func (h chainHistory) observations() []chainObservation {
+	var out []chainObservation
+	for _, o := range h.States() {
+		sc := o.Object
+		out = append(out, chainObservation{
+			generation: sc.Generation,
+			rollout:    sc.Status.Rollout,
+			degraded:   meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionRolloutDegraded),
+		})
+	}
+	return out
 }
 
 // stamp is one state of a stamped ConfigMap.
@@ -71,20 +63,28 @@ type stamp struct {
 	applied time.Time
 }
 
-// stampHistory is every state of a namespace's ConfigMaps, by name, each resourceVersion once.
+// stampHistory is every state of a namespace's ConfigMaps.
 type stampHistory struct {
-	mu     sync.Mutex
-	byName map[string][]stamp
+	*harness.History[*corev1.ConfigMap]
 }
 
 // watchStamps records the history of ns's ConfigMaps from now until the test ends.
-func watchStamps(t *testing.T, ns string) *stampHistory {
+func watchStamps(t *testing.T, ns string) stampHistory {
 	t.Helper()
-	h := &stampHistory{byName: map[string][]stamp{}}
-	env.Inform(ctx, t, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, &corev1.ConfigMap{}, func(obj any) {
-		cm, ok := obj.(*corev1.ConfigMap)
-		if !ok {
-			return
+	return stampHistory{harness.Record(ctx, t, env, &corev1.ConfigMap{}, harness.InNamespace(ns))}
+}
+
+// of is every state of ConfigMap name seen so far, each resourceVersion once.
+func (h stampHistory) of(name string) []stamp {
+	var out []stamp
+	for _, o := range h.States() {
+		cm := o.Object
+		if cm.Name != name {
+			continue
+		}
+		// A relist delivers an object again at the same resourceVersion: not a change.
+		if len(out) > 0 && out[len(out)-1].resourceVersion == cm.ResourceVersion {
+			continue
 		}
 		s := stamp{resourceVersion: cm.ResourceVersion, version: cm.Data["version"]}
 		for _, f := range cm.ManagedFields {
@@ -92,23 +92,9 @@ func watchStamps(t *testing.T, ns string) *stampHistory {
 				s.applied = f.Time.Time
 			}
 		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		seen := h.byName[cm.Name]
-		// A relist delivers an object again at the same resourceVersion: not a change.
-		if len(seen) > 0 && seen[len(seen)-1].resourceVersion == s.resourceVersion {
-			return
-		}
-		h.byName[cm.Name] = append(seen, s)
-	})
-	return h
-}
-
-// of is every state of ConfigMap name seen so far.
-func (h *stampHistory) of(name string) []stamp {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]stamp(nil), h.byName[name]...)
+		out = append(out, s)
+	}
+	return out
 }
 
 // admittedTo reports whether record admits its owner to one of revs (any state but ToApply).

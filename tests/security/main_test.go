@@ -27,10 +27,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	harness.Main(m, harness.Options{Controller: true, Setup: func(c context.Context, e *harness.Env) error {
-		ctx, env, k8s = c, e, e.Client
-		return nil
-	}})
+	harness.Main(m, harness.Options{Controller: true, Ctx: &ctx, Env: &env, Client: &k8s})
 }
 
 // eventually polls cond until it holds or timeout passes (see harness.Env.Eventually).

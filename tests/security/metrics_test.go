@@ -58,7 +58,7 @@ func TestMetricsNeedAuthenticationAndAuthorization(t *testing.T) {
 		code, s := status(reader)
 		return code == http.StatusOK, "a metrics reader got " + s
 	})
-	families, err := harness.ScrapeMetrics(harness.MetricsClient(reader), url)
+	families, err := harness.ScrapeMetrics(ctx, harness.MetricsClient(reader), url)
 	if err != nil {
 		t.Fatalf("a metrics reader's scrape: %v", err)
 	}

@@ -50,8 +50,7 @@ var (
 const viewer = "carto-viewer"
 
 func TestMain(m *testing.M) {
-	harness.Main(m, harness.Options{Controller: true, Setup: func(c context.Context, e *harness.Env) error {
-		ctx, env = c, e
+	harness.Main(m, harness.Options{Controller: true, Ctx: &ctx, Env: &env, Setup: func(ctx context.Context, env *harness.Env) error {
 		if err := cluster.Apply(ctx, env.Cluster.Config, filepath.Join(harness.Root(), "samples")); err != nil {
 			return err
 		}
