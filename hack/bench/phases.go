@@ -448,7 +448,7 @@ type isolationResult struct {
 // in another namespace and compares the controller's memory before and after a settle.
 // Its ConfigMap informer selects stamped objects only, so nothing should change. With
 // -isolation-labelled they carry Surveyor's resource-name label, and the informer holds
-// them, as stubs since no owner controls them (pkg/realizer/foreign.go).
+// them, as stubs since no owner controls them (internal/transform/foreign.go).
 func (e *env) isolate(ctx context.Context) (*isolationResult, error) {
 	n := e.opts.isolation
 	if err := e.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: isolationNamespace}}); err != nil {
