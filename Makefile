@@ -35,7 +35,7 @@ generate: $(DEV) ## Generate deepcopy code for the API.
 
 manifests: $(DEV) ## Generate the CRDs and the controller's RBAC.
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=surveyor-manager paths=./cmd/... paths=./pkg/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=surveyor-manager paths=./cmd/... paths=./pkg/... paths=./internal/... output:rbac:artifacts:config=config/rbac
 
 verify: $(DEV) ## Fail when generated code or manifests are stale, code is unformatted or vet complains.
 	@snap=$$(mktemp -d); cp -r pkg/apis config "$$snap"/; \
