@@ -102,7 +102,7 @@ Exit codes: 0 success; 1 an error, or an owner that is not Ready (why, wait);
 	a.flags.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&a.color, "color", "auto", "colour statuses: auto (on a terminal, unless NO_COLOR is set), always or never")
 	root.AddCommand(a.getCommand(), a.treeCommand(), a.whyCommand(), a.waitCommand(),
-		a.renderCommand(), a.lintCommand(), a.rolloutCommand(), a.webCommand())
+		a.renderCommand(), a.lintCommand(), a.testCommand(), a.rolloutCommand(), a.webCommand())
 	return root
 }
 
