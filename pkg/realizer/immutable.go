@@ -101,23 +101,14 @@ func (rz *realization) retain(res *v1alpha1.BlueprintResource, tpl render.Templa
 	if tpl.Spec.RetentionPolicy != nil {
 		policy = *tpl.Spec.RetentionPolicy
 	}
-	var succeeded, failed int64
-	for i := len(objects) - 1; i >= 0; i-- {
-		o := objects[i]
+	verdicts := make([]metav1.ConditionStatus, len(objects))
+	for i, o := range objects {
 		_, err := stamp.ReadOutputs(o, tpl.Outputs)
-		keep := true
-		switch render.Health(o, tpl, err == nil, nil).Status {
-		case metav1.ConditionTrue:
-			succeeded++
-			keep = succeeded <= policy.MaxSuccessfulRuns
-		case metav1.ConditionFalse:
-			failed++
-			keep = failed <= policy.MaxFailedRuns
-		}
-		if keep || i == len(objects)-1 {
-			continue
-		}
-		err = rz.client.Delete(rz.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		verdicts[i] = render.Health(o, tpl, err == nil, nil).Status
+	}
+	for _, i := range render.Expired(verdicts, policy) {
+		o := objects[i]
+		err := rz.client.Delete(rz.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil {
 			// Not found: deleted already, and the cache has not heard yet.
 			if !apierrors.IsNotFound(err) {
