@@ -125,10 +125,16 @@ type Watcher struct {
 // re-queues its controller owner, an object like owner; echoes are the stamped objects the
 // owner reconciler applied, whose events re-queue nothing.
 func New(mgr ctrl.Manager, owner client.Object, echoes *echo.Echoes) *Watcher {
+	return NewIn(mgr, mgr.GetCache(), owner, echoes)
+}
+
+// NewIn is New with the informers in c, a cache of the manager's: Runnables' runs carry
+// other labels than owners' objects, so their informers select by another label.
+func NewIn(mgr ctrl.Manager, c cache.Cache, owner client.Object, echoes *echo.Echoes) *Watcher {
 	return &Watcher{
 		echoes:   echoes,
-		cache:    mgr.GetCache(),
-		read:     NewStampedReader(mgr.GetCache(), mgr.GetScheme()),
+		cache:    c,
+		read:     NewStampedReader(c, mgr.GetScheme()),
 		mapper:   mgr.GetRESTMapper(),
 		probe:    mgr.GetAPIReader(),
 		kinds:    map[schema.GroupVersionKind]*kindWatch{},

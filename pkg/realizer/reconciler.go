@@ -376,9 +376,15 @@ func rolloutOwner(kind *v1alpha1.OwnerKind, owner v1alpha1.Owner, st *v1alpha1.O
 // being served) looks again: as long as ResourcesSubmitted has been failing, between a
 // second and a minute, so the wait doubles without the reconciler keeping any state.
 func retryDelay(st *v1alpha1.OwnerStatus, now metav1.Time) time.Duration {
+	return retryAfter(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResourcesSubmitted), now)
+}
+
+// retryAfter is as long as the failing condition c (nil before the first) has been
+// failing, between a second and a minute.
+func retryAfter(c *metav1.Condition, now metav1.Time) time.Duration {
 	const minDelay, maxDelay = time.Second, time.Minute
 	delay := minDelay
-	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResourcesSubmitted); c != nil {
+	if c != nil {
 		delay = now.Sub(c.LastTransitionTime.Time)
 	}
 	return min(max(delay, minDelay), maxDelay)
