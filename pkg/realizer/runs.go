@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -22,6 +23,11 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 )
+
+// readTimeout bounds a Runnable's reads of the API server (its ServiceAccount, the objects
+// its selector chooses from), so that a kind that does not answer holds no worker (DESIGN
+// §12): the Runnable is retried with backoff.
+const readTimeout = 5 * time.Second
 
 // runObservation is what one reconcile saw of a Runnable.
 type runObservation struct {
@@ -61,7 +67,9 @@ func (rz *runRealization) realize() (*runObservation, error) {
 	ns, sa := rz.rn.Namespace, render.RunnableServiceAccount(rz.rn)
 	account := &metav1.PartialObjectMetadata{}
 	account.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"})
-	if err := rz.r.live.Get(rz.ctx, client.ObjectKey{Namespace: ns, Name: sa}, account); err != nil {
+	getCtx, cancel := context.WithTimeout(rz.ctx, readTimeout)
+	defer cancel()
+	if err := rz.r.live.Get(getCtx, client.ObjectKey{Namespace: ns, Name: sa}, account); err != nil {
 		obs.result.NoRuns = true
 		return fail(retryable(err), v1alpha1.ReasonServiceAccountError, "unable to get service account [%s/%s]: %v", ns, sa, err)
 	}
@@ -144,7 +152,9 @@ func (rz *runRealization) selected() (*unstructured.Unstructured, error) {
 		opts = append(opts, client.InNamespace(rz.rn.Namespace))
 		scope = "in namespace"
 	}
-	if err := rz.client.List(rz.ctx, list, opts...); err != nil {
+	listCtx, cancel := context.WithTimeout(rz.ctx, readTimeout)
+	defer cancel()
+	if err := rz.client.List(listCtx, list, opts...); err != nil {
 		return nil, fmt.Errorf("failed to list objects %s matching selector [%v]: %w", scope, sel.MatchingLabels, err)
 	}
 	switch len(list.Items) {
@@ -223,7 +233,9 @@ func (rz *runRealization) retain(runs []*unstructured.Unstructured) []*unstructu
 	gone := map[int]bool{}
 	for _, i := range render.Expired(verdicts, render.RunnableRetention(rz.rn)) {
 		run := runs[i]
-		err := rz.client.Delete(rz.ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		err := rz.r.watch.Write(rz.ctx, run.GroupVersionKind(), rz.req, func(ctx context.Context) error {
+			return rz.client.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		})
 		if err != nil && !apierrors.IsNotFound(err) {
 			logf.FromContext(rz.ctx).Error(err, "deleting a run beyond the retention policy", "name", run.GetName())
 			continue
