@@ -40,7 +40,7 @@ type KindState struct {
 	Err string
 }
 
-// Store holds the owners and blueprints the informers saw, numbers every change, and
+// Store holds the owners, blueprints and Runnables the informers saw, numbers every change, and
 // wakes the event streams. It is safe for concurrent use.
 //
 // Its writers are the informers' event handlers, which must never wait on a page: a
@@ -62,6 +62,7 @@ type Store struct {
 	sorting sync.Mutex
 
 	blueprints map[Key]view.Blueprint
+	runnables  map[Key]view.Runnable
 	kinds      map[string]*KindState
 	// seq numbers the last change; log holds the last changeLog of them, oldest first.
 	seq uint64
@@ -75,7 +76,7 @@ type Store struct {
 // NewStore is an empty store.
 func NewStore() *Store {
 	return &Store{
-		owners: map[Key]*ownerCell{}, blueprints: map[Key]view.Blueprint{}, kinds: map[string]*KindState{},
+		owners: map[Key]*ownerCell{}, blueprints: map[Key]view.Blueprint{}, runnables: map[Key]view.Runnable{}, kinds: map[string]*KindState{},
 		changed: make(chan struct{}), epoch: strconv.FormatInt(time.Now().UnixNano(), 36),
 	}
 }
