@@ -100,17 +100,24 @@ lists them, a row each with the newest run.`,
 	return cmd
 }
 
-// list prints the owners of kind k in the namespace, or in all of them.
-func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output string, watch bool) error {
+// listed reads the objects of kind k in the namespace, or in all of them, with the cluster
+// and the namespace read ("" for all).
+func (a *app) listed(ctx context.Context, k *kind, allNamespaces bool) (*cluster, string, []v1alpha1.Object, error) {
 	c, err := a.cluster()
 	if err != nil {
-		return err
+		return nil, "", nil, err
 	}
 	ns := c.namespace
 	if allNamespaces {
 		ns = ""
 	}
 	objs, err := c.list(ctx, k, ns)
+	return c, ns, objs, err
+}
+
+// list prints the owners of kind k in the namespace, or in all of them.
+func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output string, watch bool) error {
+	c, ns, objs, err := a.listed(ctx, k, allNamespaces)
 	if err != nil {
 		return err
 	}
@@ -185,15 +192,7 @@ func (a *app) listRunnables(ctx context.Context, allNamespaces bool, output stri
 	if watch {
 		return errors.New("--watch follows one runnable: name it (runnable/NAME)")
 	}
-	c, err := a.cluster()
-	if err != nil {
-		return err
-	}
-	ns := c.namespace
-	if allNamespaces {
-		ns = ""
-	}
-	objs, err := c.list(ctx, runnables, ns)
+	_, ns, objs, err := a.listed(ctx, runnables, allNamespaces)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package realizer
 import (
 	"context"
 	"errors"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,12 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -145,10 +142,7 @@ func (r *RunnableReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesMetadata(watch.CRDObject(), r.selected.CRDHandler()).
 		WatchesRawSource(source.Func(r.watch.Start)).
 		WatchesRawSource(source.Func(r.selected.Start)).
-		WithOptions(controller.Options{
-			RateLimiter:           workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](50*time.Millisecond, time.Minute),
-			ReconciliationTimeout: reconcileTimeout,
-		})
+		WithOptions(controllerOptions())
 	c, err := b.Build(r)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -46,13 +45,7 @@ func (r Runnable) Observed() bool { return r.Status.ObservedGeneration >= r.Gene
 
 // Reason is why the Runnable is not Ready, in a word, or "" when it is.
 func (r Runnable) Reason() string {
-	if !r.Observed() {
-		return reasonNotObserved
-	}
-	if c := r.Condition(v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
-		return c.Reason
-	}
-	return ""
+	return notReadyReason(r.Observed(), r.Condition(v1alpha1.ConditionReady))
 }
 
 // Outputs are the Runnable's outputs, by name, each a line of JSON cut to maxOutputWidth.
@@ -159,21 +152,8 @@ func PrintRunnables(w io.Writer, rs []Runnable, opts ListOptions) error {
 			latest, succeeded = plain(r.Status.Runs[0].Name), statusText(r.Status.Runs[0].Succeeded)
 		}
 		row = append(row, plain(r.Name), plain(orDash(r.Template)), plain(strconv.FormatInt(r.Generation, 10)),
-			r.readyAt(), latest, succeeded, plain(strconv.Itoa(len(r.Status.Runs))), plain(r.Reason()), plain(opts.Age(r.Created)))
+			atGeneration(r.Condition(v1alpha1.ConditionReady), r.Generation), latest, succeeded, plain(strconv.Itoa(len(r.Status.Runs))), plain(r.Reason()), plain(opts.Age(r.Created)))
 		t.row(row...)
 	}
 	return t.write(w, opts.Color)
-}
-
-// readyAt is Ready's status, followed by the generation it speaks about when that is not
-// the current one, or "-".
-func (r Runnable) readyAt() text {
-	c := r.Condition(v1alpha1.ConditionReady)
-	if c == nil {
-		return plain("-")
-	}
-	if c.ObservedGeneration != r.Generation {
-		return join(statusText(c.Status), plain(fmt.Sprintf("(gen %d)", c.ObservedGeneration)))
-	}
-	return statusText(c.Status)
 }
