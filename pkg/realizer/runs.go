@@ -100,7 +100,12 @@ func (rz *runRealization) realize() (*runObservation, error) {
 
 	gvk := stamped.GroupVersionKind()
 	if err := rz.ensure(gvk); err != nil {
-		return rz.rejected(obs, stamped, name, err)
+		var notServed *watch.NotServedError
+		if errors.Is(err, apierr.ErrNotStampable) || meta.IsNoMatchError(err) || errors.As(err, &notServed) || rz.syncing {
+			return rz.rejected(obs, stamped, name, err)
+		}
+		// The informer of the runs' kind could not start: nothing the Runnable says.
+		return fail(err, v1alpha1.ReasonUnknownError, "unable to watch objects of kind [%s]: %v", gvk, err)
 	}
 	runs, err := stampedObjects(rz.ctx, rz.r.runs, &rz.r.created, rz.rn, name, gvk, client.MatchingLabels{
 		v1alpha1.LabelRunnableName: rz.rn.Name, v1alpha1.LabelRunTemplateName: name,
