@@ -114,7 +114,7 @@ func (rz *runRealization) realize() (*runObservation, error) {
 		return fail(err, v1alpha1.ReasonFailedToListCreatedObjects, "unable to list objects in namespace [%s] with labels [%v]: %v",
 			ns, map[string]string{v1alpha1.LabelRunnableName: rz.rn.Name, v1alpha1.LabelRunTemplateName: name}, err)
 	}
-	if n := len(runs); n == 0 || runs[n-1].GetAnnotations()[render.AnnotationStampDigest] != stamped.GetAnnotations()[render.AnnotationStampDigest] {
+	if n := len(runs); n == 0 || !render.SameRun(runs[n-1], stamped) {
 		created, err := rz.create(stamped, name)
 		if err != nil {
 			obs.runs, obs.runsKnown = runs, true

@@ -289,3 +289,49 @@ func TestRunsOf(t *testing.T) {
 		t.Errorf("second = %+v, want the run before the newest, succeeded", got[1])
 	}
 }
+
+func TestSameRun(t *testing.T) {
+	tpl := runTemplate(t, `{"apiVersion":"tekton.dev/v1","kind":"PipelineRun","metadata":{"generateName":"tests-"},"spec":{"revision":"$(runnable.spec.inputs.revision)$"}}`)
+	stamped, err := render.StampRun(runnable(), tpl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A run as the API server holds it: a name, more labels, defaults, a status.
+	live := func(edit func(*unstructured.Unstructured)) *unstructured.Unstructured {
+		run := stamped.DeepCopy()
+		run.SetName("tests-x7k2p")
+		run.SetLabels(map[string]string{"carto.run/runnable-name": "tests", "carto.run/run-template-name": "tekton", "tekton.dev/pipeline": "p"})
+		run.Object["spec"].(map[string]any)["timeouts"] = map[string]any{"pipeline": "1h0m0s"}
+		run.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Succeeded", "status": "True"}}}
+		edit(run)
+		return run
+	}
+	withoutDigest := func(run *unstructured.Unstructured) {
+		annotations := run.GetAnnotations()
+		delete(annotations, render.AnnotationStampDigest)
+		run.SetAnnotations(annotations)
+	}
+	tests := []struct {
+		name string
+		run  *unstructured.Unstructured
+		want bool
+	}{
+		{"same digest", live(func(*unstructured.Unstructured) {}), true},
+		{"same digest, its spec edited since", live(func(r *unstructured.Unstructured) { r.Object["spec"].(map[string]any)["revision"] = "edited" }), true},
+		{"another digest", live(func(r *unstructured.Unstructured) {
+			r.SetAnnotations(map[string]string{render.AnnotationStampDigest: "other"})
+		}), false},
+		{"no digest (Cartographer's), holding the stamp", live(withoutDigest), true},
+		{"no digest, another revision", live(func(r *unstructured.Unstructured) {
+			withoutDigest(r)
+			r.Object["spec"].(map[string]any)["revision"] = "other"
+		}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := render.SameRun(tt.run, stamped); got != tt.want {
+				t.Errorf("SameRun = %t, want %t", got, tt.want)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
 	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // conditionSucceeded is the condition a run reports its verdict in, as Tekton's runs do.
@@ -68,6 +69,21 @@ func Expired(verdicts []metav1.ConditionStatus, policy v1alpha1.RetentionPolicy)
 		}
 	}
 	return out
+}
+
+// SameRun says whether run, a Runnable's newest run, was stamped from stamped's content: by
+// the digest Surveyor records on every run it creates, or, on a run without one (Cartographer
+// created it before Surveyor took over), by run holding every field the stamp sets. So a
+// Runnable taken over from Cartographer gets no new run for the content it already ran.
+func SameRun(run, stamped *unstructured.Unstructured) bool {
+	if digest, ok := run.GetAnnotations()[AnnotationStampDigest]; ok {
+		return digest == stamped.GetAnnotations()[AnnotationStampDigest]
+	}
+	bare := stamped.DeepCopy()
+	annotations := bare.GetAnnotations()
+	delete(annotations, AnnotationStampDigest)
+	bare.SetAnnotations(annotations)
+	return stamp.Contains(run.Object, bare.Object)
 }
 
 // OutputsError is an output of a run template that could not be read from the run it was
