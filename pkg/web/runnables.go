@@ -24,23 +24,11 @@ func runnableURL(namespace, name string) string {
 
 // SetRunnable adds or replaces a Runnable. It is O(1): an informer's handler calls it.
 func (s *Store) SetRunnable(r view.Runnable) {
-	k := Key{v1alpha1.KindRunnable, r.Namespace, r.Name}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.runnables[k] = r
-	s.record(k)
+	put(s, s.runnables, Key{v1alpha1.KindRunnable, r.Namespace, r.Name}, r)
 }
 
 // DeleteRunnable removes a Runnable.
-func (s *Store) DeleteRunnable(k Key) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.runnables[k]; !ok {
-		return
-	}
-	delete(s.runnables, k)
-	s.record(k)
-}
+func (s *Store) DeleteRunnable(k Key) { remove(s, s.runnables, k) }
 
 // Runnable is the Runnable k, if the store has it.
 func (s *Store) Runnable(k Key) (view.Runnable, bool) {

@@ -178,21 +178,29 @@ func (s *Store) sortedOwners() *ownerOrder {
 
 // SetBlueprint adds or replaces a blueprint.
 func (s *Store) SetBlueprint(bp view.Blueprint) {
-	k := Key{Kind: bp.Kind, Name: bp.Name}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.blueprints[k] = bp
-	s.record(k)
+	put(s, s.blueprints, Key{Kind: bp.Kind, Name: bp.Name}, bp)
 }
 
 // DeleteBlueprint removes a blueprint.
-func (s *Store) DeleteBlueprint(k Key) {
+func (s *Store) DeleteBlueprint(k Key) { remove(s, s.blueprints, k) }
+
+// put sets m[k], one of the store's maps, to v and records the change. It is O(1): an
+// informer's handler calls it.
+func put[V any](s *Store, m map[Key]V, k Key, v V) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.blueprints[k]; !ok {
+	m[k] = v
+	s.record(k)
+}
+
+// remove deletes m[k], one of the store's maps, and records the change, if it was there.
+func remove[V any](s *Store, m map[Key]V, k Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := m[k]; !ok {
 		return
 	}
-	delete(s.blueprints, k)
+	delete(m, k)
 	s.record(k)
 }
 
