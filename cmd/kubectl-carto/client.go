@@ -29,6 +29,7 @@ var (
 	deliverables = &v1alpha1.Deliverables.KindInfo
 	supplyChains = &v1alpha1.SupplyChains.KindInfo
 	deliveries   = &v1alpha1.Deliveries.KindInfo
+	runnables    = v1alpha1.Runnables
 )
 
 // cluster reads carto.run objects with the user's kubeconfig and RBAC.

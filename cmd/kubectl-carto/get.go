@@ -19,12 +19,15 @@ import (
 // owners are the kinds get, tree, why and wait read.
 var owners = []*kind{workloads, deliverables}
 
+// gettable are the kinds get reads: the owners and Runnables.
+var gettable = []*kind{workloads, deliverables, runnables}
+
 func (a *app) getCommand() *cobra.Command {
 	var allNamespaces, watch bool
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get [workloads|deliverables] | get OWNER...",
-		Short: "List owners, or show one: its conditions at their generations and its resources",
+		Use:   "get [workloads|deliverables|runnables] | get OWNER...",
+		Short: "List owners or Runnables, or show one: its conditions at their generations and its resources or runs",
 		Long: `Without a name, get lists the Workloads (or Deliverables) of the namespace, a row
 each: its supply chain, generation, Ready (with the generation it speaks about when that
 is not the current one), Available (with the last good generation), its resources that
@@ -32,11 +35,16 @@ are Ready, its rollout and completion, and the reason it is not Ready.
 
 With OWNER (NAME, workload/NAME or deliverable/NAME) it shows that owner: Ready at the
 current generation beside Available at the last good one, its rollout, every condition
-with its generation, and one row per resource.`,
+with its generation, and one row per resource.
+
+With runnable/NAME it shows that Runnable: Ready, every condition with its generation,
+its outputs, and its runs, newest first, with their Succeeded condition. get runnables
+lists them, a row each with the newest run.`,
 		Example: `  kubectl carto get -A
   kubectl carto get deliverables
   kubectl carto get hello-web
-  kubectl carto get deliverable/hello-delivered -o yaml`,
+  kubectl carto get deliverable/hello-delivered -o yaml
+  kubectl carto get runnable/tests`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" && output != "yaml" && output != "json" {
 				return fmt.Errorf("--output must be yaml or json, not %q", output)
@@ -44,9 +52,12 @@ with its generation, and one row per resource.`,
 			list := len(args) == 0
 			k := workloads
 			if len(args) == 1 && !strings.Contains(args[0], "/") {
-				if named := kindNamed(args[0], owners); named != nil {
+				if named := kindNamed(args[0], gettable); named != nil {
 					list, k = true, named
 				}
+			}
+			if list && k == runnables {
+				return a.listRunnables(cmd.Context(), allNamespaces, output, watch)
 			}
 			if list {
 				return a.list(cmd.Context(), k, allNamespaces, output, watch)
@@ -62,7 +73,7 @@ with its generation, and one row per resource.`,
 				return err
 			}
 			for i, arg := range args {
-				r, err := parseRef(arg, workloads, owners...)
+				r, err := parseRef(arg, workloads, gettable...)
 				if err != nil {
 					return err
 				}
@@ -76,7 +87,7 @@ with its generation, and one row per resource.`,
 				if watch {
 					return a.follow(cmd.Context(), c, r)
 				}
-				if err := a.printOwner(obj, r.kind, output, view.PrintOwner); err != nil {
+				if err := a.show(obj, r.kind, output); err != nil {
 					return err
 				}
 			}
@@ -89,17 +100,24 @@ with its generation, and one row per resource.`,
 	return cmd
 }
 
-// list prints the owners of kind k in the namespace, or in all of them.
-func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output string, watch bool) error {
+// listed reads the objects of kind k in the namespace, or in all of them, with the cluster
+// and the namespace read ("" for all).
+func (a *app) listed(ctx context.Context, k *kind, allNamespaces bool) (*cluster, string, []v1alpha1.Object, error) {
 	c, err := a.cluster()
 	if err != nil {
-		return err
+		return nil, "", nil, err
 	}
 	ns := c.namespace
 	if allNamespaces {
 		ns = ""
 	}
 	objs, err := c.list(ctx, k, ns)
+	return c, ns, objs, err
+}
+
+// list prints the owners of kind k in the namespace, or in all of them.
+func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output string, watch bool) error {
+	c, ns, objs, err := a.listed(ctx, k, allNamespaces)
 	if err != nil {
 		return err
 	}
@@ -117,11 +135,7 @@ func (a *app) list(ctx context.Context, k *kind, allNamespaces bool, output stri
 		printed[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
 	}
 	if len(rows) == 0 && !watch {
-		where := "in namespace " + ns
-		if allNamespaces {
-			where = "in any namespace"
-		}
-		fmt.Fprintf(a.errOut, "No %s found %s.\n", k.Resource, where)
+		fmt.Fprintf(a.errOut, "No %s found %s.\n", k.Resource, where(ns, allNamespaces))
 		return nil
 	}
 	p := &view.ListPrinter{Kind: k.Kind, Options: view.ListOptions{Options: opts, AllNamespaces: allNamespaces}}
@@ -154,9 +168,58 @@ func (a *app) follow(ctx context.Context, c *cluster, r ref) error {
 			fmt.Fprintln(a.out)
 		}
 		last = o.GetResourceVersion()
-		return false, a.printOwner(o, r.kind, "", view.PrintOwner)
+		return false, a.show(o, r.kind, "")
 	})
 	return ignoreCanceled(err)
+}
+
+// show prints one object get reads: an owner in full, or a Runnable with its runs, or the
+// object itself in output (yaml or json).
+func (a *app) show(obj v1alpha1.Object, k *kind, output string) error {
+	rn, ok := obj.(*v1alpha1.Runnable)
+	if !ok || output != "" {
+		return a.printOwner(obj, k, output, view.PrintOwner)
+	}
+	opts, err := a.options()
+	if err != nil {
+		return err
+	}
+	return view.PrintRunnable(a.out, view.RunnableOf(rn), opts)
+}
+
+// listRunnables prints the Runnables of the namespace, or of all of them.
+func (a *app) listRunnables(ctx context.Context, allNamespaces bool, output string, watch bool) error {
+	if watch {
+		return errors.New("--watch follows one runnable: name it (runnable/NAME)")
+	}
+	_, ns, objs, err := a.listed(ctx, runnables, allNamespaces)
+	if err != nil {
+		return err
+	}
+	if output != "" {
+		return a.printObjects(objs, runnables, output)
+	}
+	if len(objs) == 0 {
+		fmt.Fprintf(a.errOut, "No runnables found %s.\n", where(ns, allNamespaces))
+		return nil
+	}
+	opts, err := a.options()
+	if err != nil {
+		return err
+	}
+	rows := make([]view.Runnable, len(objs))
+	for i, o := range objs {
+		rows[i] = view.RunnableOf(o.(*v1alpha1.Runnable))
+	}
+	return view.PrintRunnables(a.out, rows, view.ListOptions{Options: opts, AllNamespaces: allNamespaces})
+}
+
+// where is "in namespace ns", or "in any namespace".
+func where(ns string, allNamespaces bool) string {
+	if allNamespaces {
+		return "in any namespace"
+	}
+	return "in namespace " + ns
 }
 
 // printOwner prints one owner with print, or as the object itself in output (yaml or

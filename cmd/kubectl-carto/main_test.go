@@ -61,7 +61,8 @@ func TestErrors(t *testing.T) {
 	}{
 		{[]string{"get", "--kubeconfig=/nonexistent"}, "error: reading the kubeconfig: stat /nonexistent: no such file or directory\n"},
 		{[]string{"wait", "app", "--for=done"}, "error: --for must be ready, available or complete, not \"done\"\n"},
-		{[]string{"get", "pod/x"}, "error: \"pod/x\": the kind must be one of workload, deliverable\n"},
+		{[]string{"get", "pod/x"}, "error: \"pod/x\": the kind must be one of workload, deliverable, runnable\n"},
+		{[]string{"get", "runnables", "-w"}, "error: --watch follows one runnable: name it (runnable/NAME)\n"},
 		{[]string{"render"}, "error: name the owner, blueprint and template files with -f\n"},
 		{[]string{"render", "-f", "../../samples", "--input", "nodot=1"}, "error: --input \"nodot=1\": want RESOURCE.OUTPUT=VALUE, e.g. image-provider.image=registry.example/app:1\n"},
 		{[]string{"lint", "-f", "/nonexistent"}, "error: lstat /nonexistent: no such file or directory\n"},

@@ -24,12 +24,13 @@ func (a *app) webCommand() *cobra.Command {
 Deliverables you can list, with counts by state (Ready, not Ready, unhealthy, complete,
 rolling out) and filters by namespace, kind and state; a page per owner with its resources
 as a tree along their inputs, each with its conditions, object and outputs, and why it is
-not Ready as 'kubectl carto why' says it; and a page per supply chain or delivery with its
-rollout. The pages follow the cluster live (one watch per kind, server-sent events).
+not Ready as 'kubectl carto why' says it; a page per supply chain or delivery with its
+rollout; and the Runnables, each with its conditions, outputs and runs (/runnables). The
+pages follow the cluster live (one watch per kind, server-sent events).
 
 It reads with your kubeconfig and needs only get, list and watch on workloads,
-deliverables, clustersupplychains and clusterdeliveries (carto.run). It watches every
-namespace; with -n only that one's owners.`,
+deliverables, clustersupplychains, clusterdeliveries and runnables (carto.run). It watches
+every namespace; with -n only that one's owners and Runnables.`,
 		Example: `  kubectl carto web
   kubectl carto web -n team-a --address 127.0.0.1:9000`,
 		Args: cobra.NoArgs,

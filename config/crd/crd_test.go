@@ -60,6 +60,7 @@ func TestTableOfKindsMatchesTheCRDs(t *testing.T) {
 	for _, k := range v1alpha1.TemplateKinds {
 		kinds = append(kinds, &k.KindInfo)
 	}
+	kinds = append(kinds, v1alpha1.Runnables, v1alpha1.RunTemplates)
 	for _, k := range kinds {
 		b, err := crd.Bases.ReadFile("bases/carto.run_" + k.Resource + ".yaml")
 		if err != nil {

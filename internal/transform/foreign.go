@@ -2,6 +2,7 @@ package transform
 
 import (
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,13 +41,33 @@ var stampedLabels = map[string]bool{
 	v1alpha1.LabelWorkloadName: true, v1alpha1.LabelWorkloadNamespace: true, v1alpha1.LabelSupplyChainName: true,
 	v1alpha1.LabelDeliverableName: true, v1alpha1.LabelDeliverableNamespace: true, v1alpha1.LabelDeliveryName: true,
 	v1alpha1.LabelResourceName: true, v1alpha1.LabelTemplateKind: true, v1alpha1.LabelClusterTemplateName: true,
+	v1alpha1.LabelRunnableName: true, v1alpha1.LabelRunTemplateName: true,
 }
 
 // Stamped is the cache transform of stamped kinds' informers: an object an
 // owner controls is kept whole (its strings shared, see Intern), any other is
 // replaced by a stub of its identity and Surveyor's labels.
-func Stamped(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok && !ownedByOwnerKind(o) {
+func Stamped(obj any) (any, error) { return keepControlled(obj, ownerKinds) }
+
+// Runs is Stamped for the informers of the kinds Runnables stamp, which select by the
+// carto.run/runnable-name label: an object a Runnable controls is kept whole, any other is
+// a stub. The reasoning above holds for a Runnable as for an owner.
+func Runs(obj any) (any, error) { return keepControlled(obj, runnableKinds) }
+
+var (
+	ownerKinds = func() (out []string) {
+		for _, k := range v1alpha1.OwnerKinds {
+			out = append(out, k.Kind)
+		}
+		return out
+	}()
+	runnableKinds = []string{v1alpha1.KindRunnable}
+)
+
+// keepControlled keeps obj whole (interned) when its controller is one of Surveyor's kinds
+// among kinds, and makes a stub of it otherwise.
+func keepControlled(obj any, kinds []string) (any, error) {
+	if o, ok := obj.(metav1.Object); ok && !controlledBy(o, kinds) {
 		if stub := foreignStub(obj); stub != nil {
 			return stub, nil
 		}
@@ -54,9 +75,8 @@ func Stamped(obj any) (any, error) {
 	return Intern(obj)
 }
 
-// ownedByOwnerKind says whether obj's controller reference names a Workload or a
-// Deliverable.
-func ownedByOwnerKind(obj metav1.Object) bool {
+// controlledBy says whether obj's controller reference names a carto.run kind among kinds.
+func controlledBy(obj metav1.Object, kinds []string) bool {
 	ref := metav1.GetControllerOfNoCopy(obj)
 	if ref == nil {
 		return false
@@ -65,12 +85,7 @@ func ownedByOwnerKind(obj metav1.Object) bool {
 	if err != nil || gv.Group != v1alpha1.GroupVersion.Group {
 		return false
 	}
-	for _, k := range v1alpha1.OwnerKinds {
-		if ref.Kind == k.Kind {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(kinds, ref.Kind)
 }
 
 // foreignStub is an empty object of obj's type with obj's identity and Surveyor's

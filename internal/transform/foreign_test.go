@@ -109,6 +109,26 @@ func TestStampedTransformKeepsOnlyOwnedObjectsWhole(t *testing.T) {
 			}
 		})
 	}
+	// The Runnables' informers keep what a Runnable controls, and only that.
+	for name, tt := range map[string]struct {
+		obj       any
+		wantWhole bool
+	}{
+		"controlled by a Runnable":               {labelledConfigMap(t, "a", 16, controllerRef("carto.run/v1alpha1", "Runnable")), true},
+		"controlled by a Workload":               {labelledConfigMap(t, "a", 16, controllerRef("carto.run/v1alpha1", "Workload")), false},
+		"unstructured, controlled by a Runnable": {unstructuredWidget(controllerRef("carto.run/v1alpha1", "Runnable")), true},
+	} {
+		out, err := Runs(tt.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := owned(out); got != tt.wantWhole {
+			t.Errorf("Runs, %s: kept whole = %t, want %t", name, got, tt.wantWhole)
+		}
+	}
+	if out, _ := Stamped(labelledConfigMap(t, "a", 16, controllerRef("carto.run/v1alpha1", "Runnable"))); owned(out) {
+		t.Error("Stamped kept a Runnable's run whole")
+	}
 	// An owned object comes out as Intern leaves it.
 	a, b := labelledConfigMap(t, "a", 16, controllerRef("carto.run/v1alpha1", "Workload")), labelledConfigMap(t, "a", 16, controllerRef("carto.run/v1alpha1", "Workload"))
 	_, _ = Stamped(a)

@@ -11,7 +11,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
-func TestStampedReaderCachesOnlyKubernetesKindsTyped(t *testing.T) {
+func TestStampedReaderCachesKubernetesAndSurveyorKindsTyped(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -27,10 +27,12 @@ func TestStampedReaderCachesOnlyKubernetesKindsTyped(t *testing.T) {
 		{schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, true},
 		{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, true},
 		{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, true},
-		// A CRD's kind, and Surveyor's own (a supply chain may stamp a Deliverable):
-		// client-go's scheme does not hold them.
+		// A CRD's kind: client-go's scheme does not hold it.
 		{schema.GroupVersionKind{Group: "serving.knative.dev", Version: "v1", Kind: "Service"}, false},
-		{v1alpha1.GroupVersion.WithKind("Deliverable"), false},
+		// Surveyor's own (a supply chain may stamp a Deliverable or a Runnable): the
+		// manager caches them typed, whole, already.
+		{v1alpha1.GroupVersion.WithKind("Deliverable"), true},
+		{v1alpha1.GroupVersion.WithKind("Runnable"), true},
 		// A version client-go does not have.
 		{schema.GroupVersionKind{Group: "apps", Version: "v9", Kind: "Deployment"}, false},
 	} {

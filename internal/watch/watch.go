@@ -30,6 +30,7 @@ import (
 
 	"github.com/surveyor-dev/surveyor/internal/apierr"
 	"github.com/surveyor-dev/surveyor/internal/echo"
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
 // probeAfter is how long a new informer may list before the API server is asked whether
@@ -125,10 +126,16 @@ type Watcher struct {
 // re-queues its controller owner, an object like owner; echoes are the stamped objects the
 // owner reconciler applied, whose events re-queue nothing.
 func New(mgr ctrl.Manager, owner client.Object, echoes *echo.Echoes) *Watcher {
+	return NewIn(mgr, mgr.GetCache(), owner, echoes)
+}
+
+// NewIn is New with the informers in c, a cache of the manager's: Runnables' runs carry
+// other labels than owners' objects, so their informers select by another label.
+func NewIn(mgr ctrl.Manager, c cache.Cache, owner client.Object, echoes *echo.Echoes) *Watcher {
 	return &Watcher{
 		echoes:   echoes,
-		cache:    mgr.GetCache(),
-		read:     NewStampedReader(mgr.GetCache(), mgr.GetScheme()),
+		cache:    c,
+		read:     NewStampedReader(c, mgr.GetScheme()),
 		mapper:   mgr.GetRESTMapper(),
 		probe:    mgr.GetAPIReader(),
 		kinds:    map[schema.GroupVersionKind]*kindWatch{},
@@ -545,9 +552,11 @@ func NewStampedReader(c client.Reader, scheme *runtime.Scheme) StampedReader {
 	return StampedReader{cache: c, typed: scheme}
 }
 
-// object is an empty object of the type the cache holds gvk in.
+// object is an empty object of the type the cache holds gvk in. Surveyor's own kinds (a
+// supply chain stamps Runnables) are cached typed and whole by the manager already: read
+// unstructured, they would get a second informer of the same objects.
 func (r StampedReader) Object(gvk schema.GroupVersionKind) client.Object {
-	if clientgoscheme.Scheme.Recognizes(gvk) {
+	if clientgoscheme.Scheme.Recognizes(gvk) || gvk.Group == v1alpha1.GroupName {
 		if obj, err := r.typed.New(gvk); err == nil {
 			if o, ok := obj.(client.Object); ok {
 				return o

@@ -9,12 +9,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/surveyor-dev/surveyor/internal/watch"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
@@ -37,10 +39,7 @@ func (rz *realization) createImmutable(res *v1alpha1.BlueprintResource, tpl rend
 	}
 	newest := len(objects) - 1
 	if newest < 0 || objects[newest].GetAnnotations()[render.AnnotationStampDigest] != obj.GetAnnotations()[render.AnnotationStampDigest] {
-		created := obj.DeepCopy()
-		annotations := created.GetAnnotations()
-		annotations[annotationStampedAt] = rz.r.now().UTC().Format(time.RFC3339Nano)
-		created.SetAnnotations(annotations)
+		created := stampedAt(obj, rz.r.now())
 		err := rz.write(created.GroupVersionKind(), func(ctx context.Context) error {
 			return rz.client.Create(ctx, created, client.FieldOwner(FieldManager))
 		})
@@ -55,30 +54,37 @@ func (rz *realization) createImmutable(res *v1alpha1.BlueprintResource, tpl rend
 	return objects[len(objects)-1], nil
 }
 
-// immutableObjects lists the objects stamped for the resource, oldest first, from the
-// label-filtered cache, plus the one this process created last if the cache has not
-// seen it yet (so a quick second reconcile cannot create a duplicate).
+// immutableObjects lists the objects stamped for the resource, oldest first (see
+// stampedObjects).
 func (rz *realization) immutableObjects(res *v1alpha1.BlueprintResource, obj *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	labels := client.MatchingLabels{
 		rz.r.kind.Labels.Name:      rz.owner.GetName(),
 		rz.r.kind.Labels.Namespace: rz.owner.GetNamespace(),
 		v1alpha1.LabelResourceName: res.Name,
 	}
-	listed, err := rz.r.stamped.List(rz.ctx, obj.GroupVersionKind(), client.InNamespace(rz.owner.GetNamespace()), labels)
+	return stampedObjects(rz.ctx, rz.r.stamped, &rz.r.created, rz.owner, res.Name, obj.GroupVersionKind(), labels)
+}
+
+// stampedObjects lists the gvk objects in owner's namespace that carry labels and that
+// owner controls, oldest first, from the label-filtered cache read, plus the one this
+// process created last under owner and key if the cache has not seen it yet (so a quick
+// second reconcile cannot create a duplicate). Immutable objects and Runnables' runs alike.
+func stampedObjects(ctx context.Context, read watch.StampedReader, created *createdObjects, owner client.Object, key string, gvk schema.GroupVersionKind, labels client.MatchingLabels) ([]*unstructured.Unstructured, error) {
+	listed, err := read.List(ctx, gvk, client.InNamespace(owner.GetNamespace()), labels)
 	if err != nil {
 		return nil, err
 	}
 	var objects []*unstructured.Unstructured
 	for _, o := range listed {
-		if metav1.IsControlledBy(o, rz.owner) {
+		if metav1.IsControlledBy(o, owner) {
 			objects = append(objects, o)
 		}
 	}
-	if last := rz.r.created.get(rz.owner, res.Name); last != nil {
+	if last := created.get(owner, key); last != nil {
 		seen := slices.ContainsFunc(objects, func(o *unstructured.Unstructured) bool { return o.GetName() == last.GetName() })
 		if seen {
-			rz.r.created.forget(rz.owner, res.Name)
-		} else if last.GroupVersionKind() == obj.GroupVersionKind() {
+			created.forget(owner, key)
+		} else if last.GroupVersionKind() == gvk {
 			objects = append(objects, last)
 		}
 	}
@@ -92,6 +98,19 @@ func (rz *realization) immutableObjects(res *v1alpha1.BlueprintResource, obj *un
 	return objects, nil
 }
 
+// stampedAt is a copy of obj to create, annotated with the time it was stamped, which
+// orders it among its kin to the nanosecond.
+func stampedAt(obj *unstructured.Unstructured, now metav1.Time) *unstructured.Unstructured {
+	created := obj.DeepCopy()
+	annotations := created.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationStampedAt] = now.UTC().Format(time.RFC3339Nano)
+	created.SetAnnotations(annotations)
+	return created
+}
+
 // retain deletes the oldest finished objects beyond the template's retention policy:
 // a healthy object is a successful run, an unhealthy one a failed run, and one whose
 // health is unknown is still running and kept. The newest object counts as a run but
@@ -101,23 +120,14 @@ func (rz *realization) retain(res *v1alpha1.BlueprintResource, tpl render.Templa
 	if tpl.Spec.RetentionPolicy != nil {
 		policy = *tpl.Spec.RetentionPolicy
 	}
-	var succeeded, failed int64
-	for i := len(objects) - 1; i >= 0; i-- {
-		o := objects[i]
+	verdicts := make([]metav1.ConditionStatus, len(objects))
+	for i, o := range objects {
 		_, err := stamp.ReadOutputs(o, tpl.Outputs)
-		keep := true
-		switch render.Health(o, tpl, err == nil, nil).Status {
-		case metav1.ConditionTrue:
-			succeeded++
-			keep = succeeded <= policy.MaxSuccessfulRuns
-		case metav1.ConditionFalse:
-			failed++
-			keep = failed <= policy.MaxFailedRuns
-		}
-		if keep || i == len(objects)-1 {
-			continue
-		}
-		err = rz.client.Delete(rz.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		verdicts[i] = render.Health(o, tpl, err == nil, nil).Status
+	}
+	for _, i := range render.Expired(verdicts, policy) {
+		o := objects[i]
+		err := rz.client.Delete(rz.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil {
 			// Not found: deleted already, and the cache has not heard yet.
 			if !apierrors.IsNotFound(err) {

@@ -59,6 +59,7 @@ func CacheOptions() cache.Options {
 	for _, k := range v1alpha1.TemplateKinds {
 		byObject[k.New()] = everything
 	}
+	byObject[v1alpha1.Runnables.New()], byObject[v1alpha1.RunTemplates.New()] = everything, everything
 	// No code reads managedFields (the no-write check compares fields, apply forces
 	// ownership), and they are most of a small object's size: they stay out of memory.
 	// Strings most objects hold alike are shared (intern.go). A labelled object no owner
@@ -122,7 +123,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	imp := impersonate.New(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), impersonate.MaxClients)
 	for _, kind := range v1alpha1.OwnerKinds {
 		// One writer of the kind's owners' status, for both reconcilers.
-		status, err := newStatusWriter(mgr, kind)
+		status, err := newStatusWriter(mgr, &kind.KindInfo)
 		if err != nil {
 			return err
 		}
@@ -134,5 +135,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return err
 		}
 	}
-	return nil
+	// Runnables (DESIGN §11) stamp through the same impersonator: one rate limit for all.
+	return setupRunnables(ctx, mgr, recorder, imp)
 }

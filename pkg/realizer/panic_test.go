@@ -75,6 +75,6 @@ func TestPanicStatusKeepsANewerStatus(t *testing.T) {
 // its fake; like restStatusWriter, a stale resourceVersion is a conflict.
 type clientStatusWriter struct{ client.Client }
 
-func (w clientStatusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {
-	return w.Status().Update(ctx, owner)
+func (w clientStatusWriter) update(ctx context.Context, obj v1alpha1.Object) error {
+	return w.Status().Update(ctx, obj)
 }

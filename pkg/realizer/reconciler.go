@@ -39,6 +39,17 @@ const FieldManager = "surveyor"
 // seconds (a few requests per resource); no reconcile waits for a kind (see watcher).
 const reconcileTimeout = time.Minute
 
+// controllerOptions are the owner and Runnable controllers': backoff for failed
+// reconciles tops out at a minute, and no reconcile outlives reconcileTimeout (a request
+// the API server never answers ends, and the object is retried, instead of holding a
+// worker forever).
+func controllerOptions() controller.Options {
+	return controller.Options{
+		RateLimiter:           workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](50*time.Millisecond, time.Minute),
+		ReconciliationTimeout: reconcileTimeout,
+	}
+}
+
 // conflictRetry is when an owner whose status write lost to a newer copy looks again:
 // long enough for the cache to have caught up.
 const conflictRetry = 200 * time.Millisecond
@@ -107,14 +118,7 @@ func (r *OwnerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b = b.WatchesMetadata(watch.CRDObject(), r.watch.CRDHandler()).
 		WatchesRawSource(source.Func(r.watch.Start))
-	// Backoff for failed reconciles tops out at a minute. No reconcile outlives
-	// reconcileTimeout: a request the API server never answers ends, and the owner is
-	// retried, instead of holding a worker forever.
-	b = b.WithOptions(controller.Options{
-		RateLimiter:           workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](50*time.Millisecond, time.Minute),
-		ReconciliationTimeout: reconcileTimeout,
-	})
-	c, err := b.Build(r)
+	c, err := b.WithOptions(controllerOptions()).Build(r)
 	if err != nil {
 		return err
 	}
@@ -376,9 +380,15 @@ func rolloutOwner(kind *v1alpha1.OwnerKind, owner v1alpha1.Owner, st *v1alpha1.O
 // being served) looks again: as long as ResourcesSubmitted has been failing, between a
 // second and a minute, so the wait doubles without the reconciler keeping any state.
 func retryDelay(st *v1alpha1.OwnerStatus, now metav1.Time) time.Duration {
+	return retryAfter(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResourcesSubmitted), now)
+}
+
+// retryAfter is as long as the failing condition c (nil before the first) has been
+// failing, between a second and a minute.
+func retryAfter(c *metav1.Condition, now metav1.Time) time.Duration {
 	const minDelay, maxDelay = time.Second, time.Minute
 	delay := minDelay
-	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResourcesSubmitted); c != nil {
+	if c != nil {
 		delay = now.Sub(c.LastTransitionTime.Time)
 	}
 	return min(max(delay, minDelay), maxDelay)

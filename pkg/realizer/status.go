@@ -151,24 +151,25 @@ func resourcesSubmitted(res []*render.Result) metav1.Condition {
 }
 
 // statusWriter is the one way an owner's status is written, by the owner reconciler, the
-// blueprint reconciler (an owner's rollout record) and the panic path alike: the whole
-// status, with the resourceVersion it was computed from, so a status computed from a stale
-// copy loses to a newer one (a conflict) instead of overwriting it.
+// blueprint reconciler (an owner's rollout record) and the panic path alike, and a
+// Runnable's by the Runnable reconciler: the whole status, with the resourceVersion it was
+// computed from, so a status computed from a stale copy loses to a newer one (a conflict)
+// instead of overwriting it.
 type statusWriter interface {
-	// update writes owner's status and sets its resourceVersion to the one written.
-	update(ctx context.Context, owner v1alpha1.Owner) error
+	// update writes obj's status and sets its resourceVersion to the one written.
+	update(ctx context.Context, obj v1alpha1.Object) error
 }
 
-// restStatusWriter writes owners' statuses through a plain REST client: the body is the
-// owner with its new status, and of the answer only the new resourceVersion is read. A
-// typed client would decode the whole owner back, and a merge patch would diff two owners.
+// restStatusWriter writes statuses of one kind through a plain REST client: the body is the
+// object with its new status, and of the answer only the new resourceVersion is read. A
+// typed client would decode the whole object back, and a merge patch would diff two.
 type restStatusWriter struct {
 	rest     rest.Interface
 	gvk      schema.GroupVersionKind
 	resource string
 }
 
-func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.OwnerKind) (statusWriter, error) {
+func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.KindInfo) (statusWriter, error) {
 	cfg := rest.CopyConfig(mgr.GetConfig())
 	cfg.GroupVersion = &v1alpha1.GroupVersion
 	cfg.APIPath = "/apis"
@@ -186,13 +187,13 @@ func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.OwnerKind) (statusWriter, 
 // no reason to have it sent (README, "What changed (issue 15)", has the sizes).
 const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
-func (w *restStatusWriter) update(ctx context.Context, owner v1alpha1.Owner) error {
-	owner.GetObjectKind().SetGroupVersionKind(w.gvk)
-	body, err := json.Marshal(owner)
+func (w *restStatusWriter) update(ctx context.Context, obj v1alpha1.Object) error {
+	obj.GetObjectKind().SetGroupVersionKind(w.gvk)
+	body, err := json.Marshal(obj)
 	if err != nil {
 		return err
 	}
-	raw, err := w.rest.Put().Namespace(owner.GetNamespace()).Resource(w.resource).Name(owner.GetName()).
+	raw, err := w.rest.Put().Namespace(obj.GetNamespace()).Resource(w.resource).Name(obj.GetName()).
 		SubResource("status").SetHeader("Accept", metadataOnly).Body(body).Do(ctx).Raw()
 	if err != nil {
 		return err
@@ -205,6 +206,6 @@ func (w *restStatusWriter) update(ctx context.Context, owner v1alpha1.Owner) err
 	if err := json.Unmarshal(raw, &answer); err != nil {
 		return fmt.Errorf("reading the answer to a status write: %w", err)
 	}
-	owner.SetResourceVersion(answer.Metadata.ResourceVersion)
+	obj.SetResourceVersion(answer.Metadata.ResourceVersion)
 	return nil
 }

@@ -11,4 +11,9 @@
 // cache or a pinned revision, live objects from its informers and its applies. Render runs
 // the same Pass offline for `kubectl carto render` and `lint`, so what they print is what
 // the controller stamps.
+//
+// A Runnable's run takes the same way (StampRun: $(...)$, then ownership, labels and the
+// digest through the same code as a resource's object); runs.go reads runs back: their
+// Succeeded verdicts, which of them a retention policy deletes (immutable templates use it
+// too), the outputs of the latest one that succeeded, and the Runnable's conditions.
 package render

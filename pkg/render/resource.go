@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
@@ -200,37 +199,17 @@ func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in 
 	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.Spec.IsImmutable()):
 		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
 	}
-	obj.SetNamespace(owner.GetNamespace())
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range map[string]string{
+	err = own(obj, owner, kind.Kind, map[string]string{
 		kind.Labels.Name:                  owner.GetName(),
 		kind.Labels.Namespace:             owner.GetNamespace(),
 		kind.Labels.Blueprint:             p.Blueprint.Name,
 		v1alpha1.LabelResourceName:        resource,
 		v1alpha1.LabelTemplateKind:        tpl.Kind,
 		v1alpha1.LabelClusterTemplateName: tpl.Name,
-	} {
-		labels[k] = v
-	}
-	obj.SetLabels(labels)
-	obj.SetOwnerReferences([]metav1.OwnerReference{{
-		APIVersion: v1alpha1.GroupVersion.String(), Kind: kind.Kind,
-		Name: owner.GetName(), UID: owner.GetUID(),
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-	}})
-	digest, err := Digest(obj.Object)
+	})
 	if err != nil {
 		return nil, err
 	}
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[AnnotationStampDigest] = digest
-	obj.SetAnnotations(annotations)
 	return obj, nil
 }
 

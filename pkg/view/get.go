@@ -24,18 +24,8 @@ func PrintOwner(w io.Writer, o Owner, opts Options) error {
 	}
 
 	b.WriteByte('\n')
-	if len(o.Status.Conditions) == 0 {
-		fmt.Fprintf(&b, "No conditions: the controller has not reported on this %s yet.\n", strings.ToLower(o.Kind))
-	} else {
-		conds := table{}
-		conds.plainRow("CONDITION", "STATUS", "GEN", "REASON", "AGE", "MESSAGE")
-		for _, c := range o.Status.Conditions {
-			conds.row(plain(c.Type), statusText(c.Status), plain(generation(c.ObservedGeneration)), plain(c.Reason),
-				plain(opts.Age(c.LastTransitionTime.Time)), plain(oneLine(c.Message)))
-		}
-		if err := conds.write(&b, opts.Color); err != nil {
-			return err
-		}
+	if err := writeConditions(&b, o.Kind, o.Status.Conditions, opts); err != nil {
+		return err
 	}
 
 	if len(o.Status.Resources) > 0 {
@@ -109,18 +99,39 @@ func (o Owner) summary() *table {
 
 // readyLine says whether the owner is Ready at its current generation, and why not.
 func (o Owner) readyLine() text {
-	c := o.Condition(v1alpha1.ConditionReady)
+	return readyLine(o.Condition(v1alpha1.ConditionReady), o.Observed(), o.Generation)
+}
+
+// readyLine says whether an object whose Ready condition is c (nil when missing) is Ready at
+// its current generation, and why not; observed says its status speaks about generation.
+func readyLine(c *metav1.Condition, observed bool, generation int64) text {
 	if c == nil {
 		return plain("Unknown: the controller has not reported on it yet")
 	}
 	t := join(statusText(c.Status), plain(fmt.Sprintf("at generation %d", c.ObservedGeneration)))
-	if !o.Observed() {
-		return join(t, plain(fmt.Sprintf("(the controller has not observed generation %d yet)", o.Generation)))
+	if !observed {
+		return join(t, plain(fmt.Sprintf("(the controller has not observed generation %d yet)", generation)))
 	}
 	if c.Status != metav1.ConditionTrue {
 		t = join(t, plain(because(c)))
 	}
 	return t
+}
+
+// writeConditions writes an object's conditions, of kind, as a table: type, status, the
+// generation each speaks about, reason, age and message.
+func writeConditions(b *strings.Builder, kind string, conditions []metav1.Condition, opts Options) error {
+	if len(conditions) == 0 {
+		fmt.Fprintf(b, "No conditions: the controller has not reported on this %s yet.\n", strings.ToLower(kind))
+		return nil
+	}
+	conds := table{}
+	conds.plainRow("CONDITION", "STATUS", "GEN", "REASON", "AGE", "MESSAGE")
+	for _, c := range conditions {
+		conds.row(plain(c.Type), statusText(c.Status), plain(generation(c.ObservedGeneration)), plain(c.Reason),
+			plain(opts.Age(c.LastTransitionTime.Time)), plain(oneLine(c.Message)))
+	}
+	return conds.write(b, opts.Color)
 }
 
 // availableLine says which generation is the last known good, and whether a newer one is

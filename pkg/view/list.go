@@ -106,11 +106,18 @@ func (p *ListPrinter) row(o Owner) []text {
 // Reason is why the owner is not Ready, in a word: its Ready condition's reason,
 // NotObserved when the status lags the spec, or "" when it is Ready.
 func (o Owner) Reason() string {
-	if !o.Observed() {
+	return notReadyReason(o.Observed(), o.Condition(v1alpha1.ConditionReady))
+}
+
+// notReadyReason is why an object whose Ready condition is ready is not Ready, in a word:
+// NotObserved when its status lags its spec (observed false), Ready's reason, or "" when
+// it is Ready.
+func notReadyReason(observed bool, ready *metav1.Condition) string {
+	if !observed {
 		return reasonNotObserved
 	}
-	if c := o.Condition(v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
-		return c.Reason
+	if ready != nil && ready.Status != metav1.ConditionTrue {
+		return ready.Reason
 	}
 	return ""
 }
@@ -118,11 +125,20 @@ func (o Owner) Reason() string {
 // AtGeneration is a condition's status, followed by the generation it speaks about when
 // that is not the owner's current one: "True", "True (gen 3)", or "-" when it is missing.
 func (o Owner) AtGeneration(c *metav1.Condition) []Span {
+	if c != nil && c.Type == v1alpha1.ConditionAvailable && c.Status != metav1.ConditionTrue {
+		return statusText(c.Status) // no generation was good: none to name
+	}
+	return atGeneration(c, o.Generation)
+}
+
+// atGeneration is a condition's status, followed by the generation it speaks about when
+// that is not generation, or "-" when it is missing.
+func atGeneration(c *metav1.Condition, generation int64) text {
 	if c == nil {
 		return plain("-")
 	}
 	t := statusText(c.Status)
-	if c.ObservedGeneration != o.Generation && (c.Status == metav1.ConditionTrue || c.Type != v1alpha1.ConditionAvailable) {
+	if c.ObservedGeneration != generation {
 		t = join(t, plain(fmt.Sprintf("(gen %d)", c.ObservedGeneration)))
 	}
 	return t

@@ -1,12 +1,13 @@
 // Package web is the live web view of `kubectl carto web` (DESIGN §10): a page listing
 // every Workload and Deliverable the user can list, a page per owner with its resources
-// as a tree along their inputs, and a page per blueprint with its rollout.
+// as a tree along their inputs, a page per blueprint with its rollout, and the Runnables,
+// a page each with its runs.
 //
-// It reads only owner and blueprint status, through one informer per kind (Store, fed by
-// Watch), with the user's own credentials: get, list and watch are all it needs. Pages
-// are rendered on the server with html/template from pkg/view's models, so they say what
-// the CLI says; assets are embedded and served under a Content-Security-Policy of
-// default-src 'self', and nothing is fetched from anywhere else.
+// It reads only owner, blueprint and Runnable status, through one informer per kind
+// (Store, fed by Watch), with the user's own credentials: get, list and watch are all it
+// needs. Pages are rendered on the server with html/template from pkg/view's models, so
+// they say what the CLI says; assets are embedded and served under a
+// Content-Security-Policy of default-src 'self', and nothing is fetched from anywhere else.
 //
 // Pages are live: each page opens an event stream (server-sent events) at /events plus
 // its own path, on which the server sends the page's <main> again, rendered, whenever

@@ -113,6 +113,8 @@ func NewServer(done context.Context, store *Store, opts Options) (*Server, error
 		"/{$}":                                  {s.list, listRelevant},
 		"/" + ownerPath + "/{kind}/{ns}/{name}": {s.owner, ownerRelevant},
 		"/" + blueprintPath + "/{kind}/{name}":  {s.blueprint, blueprintRelevant},
+		"/" + runnablePath:                      {s.runnables, runnablesRelevant},
+		"/" + runnablePath + "/{ns}/{name}":     {s.runnable, runnableRelevant},
 	} {
 		s.mux.HandleFunc("GET "+pattern, s.serve(p))
 		s.mux.HandleFunc("GET /events"+pattern, s.stream(p))

@@ -40,7 +40,7 @@ type KindState struct {
 	Err string
 }
 
-// Store holds the owners and blueprints the informers saw, numbers every change, and
+// Store holds the owners, blueprints and Runnables the informers saw, numbers every change, and
 // wakes the event streams. It is safe for concurrent use.
 //
 // Its writers are the informers' event handlers, which must never wait on a page: a
@@ -62,6 +62,7 @@ type Store struct {
 	sorting sync.Mutex
 
 	blueprints map[Key]view.Blueprint
+	runnables  map[Key]view.Runnable
 	kinds      map[string]*KindState
 	// seq numbers the last change; log holds the last changeLog of them, oldest first.
 	seq uint64
@@ -75,7 +76,7 @@ type Store struct {
 // NewStore is an empty store.
 func NewStore() *Store {
 	return &Store{
-		owners: map[Key]*ownerCell{}, blueprints: map[Key]view.Blueprint{}, kinds: map[string]*KindState{},
+		owners: map[Key]*ownerCell{}, blueprints: map[Key]view.Blueprint{}, runnables: map[Key]view.Runnable{}, kinds: map[string]*KindState{},
 		changed: make(chan struct{}), epoch: strconv.FormatInt(time.Now().UnixNano(), 36),
 	}
 }
@@ -177,21 +178,29 @@ func (s *Store) sortedOwners() *ownerOrder {
 
 // SetBlueprint adds or replaces a blueprint.
 func (s *Store) SetBlueprint(bp view.Blueprint) {
-	k := Key{Kind: bp.Kind, Name: bp.Name}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.blueprints[k] = bp
-	s.record(k)
+	put(s, s.blueprints, Key{Kind: bp.Kind, Name: bp.Name}, bp)
 }
 
 // DeleteBlueprint removes a blueprint.
-func (s *Store) DeleteBlueprint(k Key) {
+func (s *Store) DeleteBlueprint(k Key) { remove(s, s.blueprints, k) }
+
+// put sets m[k], one of the store's maps, to v and records the change. It is O(1): an
+// informer's handler calls it.
+func put[V any](s *Store, m map[Key]V, k Key, v V) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.blueprints[k]; !ok {
+	m[k] = v
+	s.record(k)
+}
+
+// remove deletes m[k], one of the store's maps, and records the change, if it was there.
+func remove[V any](s *Store, m map[Key]V, k Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := m[k]; !ok {
 		return
 	}
-	delete(s.blueprints, k)
+	delete(m, k)
 	s.record(k)
 }
 

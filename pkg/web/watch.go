@@ -16,7 +16,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/view"
 )
 
-// watched is a kind the web view watches: the two owner kinds and the two blueprint kinds.
+// watched is a kind the web view watches: the owner kinds, the blueprint kinds and Runnables.
 type watched struct {
 	kind, resource string
 	namespaced     bool
@@ -34,7 +34,7 @@ func setBlueprint(s *Store, obj runtime.Object) {
 	}
 }
 
-// watchedKinds are the owner and blueprint kinds of the table of kinds.
+// watchedKinds are the owner and blueprint kinds of the table of kinds, and Runnables.
 var watchedKinds = func() []watched {
 	var out []watched
 	for _, k := range v1alpha1.OwnerKinds {
@@ -43,11 +43,16 @@ var watchedKinds = func() []watched {
 	for _, k := range v1alpha1.BlueprintKinds {
 		out = append(out, watched{k.Kind, k.Resource, k.Namespaced, func() runtime.Object { return k.New() }, setBlueprint, (*Store).DeleteBlueprint})
 	}
-	return out
+	k := v1alpha1.Runnables
+	return append(out, watched{k.Kind, k.Resource, k.Namespaced, func() runtime.Object { return k.New() }, setRunnable, (*Store).DeleteRunnable})
 }()
 
-// Watch runs one informer per kind (Workloads and Deliverables in namespace, "" for all,
-// and the cluster's ClusterSupplyChains and ClusterDeliveries) until ctx ends, keeping s
+func setRunnable(s *Store, obj runtime.Object) {
+	s.SetRunnable(view.RunnableOf(obj.(*v1alpha1.Runnable)))
+}
+
+// Watch runs one informer per kind (Workloads, Deliverables and Runnables in namespace, ""
+// for all, and the cluster's ClusterSupplyChains and ClusterDeliveries) until ctx ends, keeping s
 // up to date and recording in s how each watch is doing. getter is a REST client of
 // carto.run/v1alpha1 with the user's credentials; it needs get, list and watch.
 func Watch(ctx context.Context, getter cache.Getter, namespace string, s *Store) error {

@@ -66,7 +66,7 @@ func startWeb(ctx context.Context) (*httptest.Server, error) {
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: viewer, Namespace: "default"}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: viewer}, Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{v1alpha1.GroupVersion.Group},
-			Resources: []string{"workloads", "deliverables", "clustersupplychains", "clusterdeliveries"},
+			Resources: []string{"workloads", "deliverables", "clustersupplychains", "clusterdeliveries", "runnables"},
 			Verbs:     []string{"get", "list", "watch"},
 		}}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: viewer},

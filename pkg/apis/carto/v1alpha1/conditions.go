@@ -198,3 +198,37 @@ const (
 	// EventMaxFailuresBreached (Warning) is recorded when failures stop admission.
 	EventMaxFailuresBreached = "MaxFailuresBreached"
 )
+
+// Runnable conditions and reasons (Cartographer's), in the order RunTemplateReady,
+// StampedObjectCondition, Ready. Ready is True with reason Ready when both are True;
+// otherwise it copies the last False of them, else the first Unknown.
+const (
+	// ConditionRunTemplateReady is True when the run template was read, the selector resolved,
+	// the run stamped and created (or found) and the outputs read.
+	ConditionRunTemplateReady = "RunTemplateReady"
+	// ConditionStampedObjectCondition is the newest run's Succeeded condition: its status and
+	// message with reason SucceededCondition, or Unknown with reason Unknown when it has none.
+	ConditionStampedObjectCondition = "StampedObjectCondition"
+
+	// ReasonRunTemplateNotFound means the ClusterRunTemplate could not be read.
+	ReasonRunTemplateNotFound = "RunTemplateNotFound"
+	// ReasonStampedObjectRejectedByAPIServer means the API server refused to create a run.
+	ReasonStampedObjectRejectedByAPIServer = "StampedObjectRejectedByAPIServer"
+	// ReasonFailedToListCreatedObjects means the Runnable's runs could not be listed.
+	ReasonFailedToListCreatedObjects = "FailedToListCreatedObjects"
+	// ReasonOutputPathNotSatisfied means an output could not be read from the latest run that
+	// succeeded; status.outputs keeps what it held.
+	ReasonOutputPathNotSatisfied = "OutputPathNotSatisfied"
+	// ReasonUnknownError means a failure no other reason describes.
+	ReasonUnknownError = "UnknownError"
+	// ReasonServiceAccountError means the Runnable's ServiceAccount could not be read.
+	ReasonServiceAccountError = "ServiceAccountError"
+	// ReasonClientBuilderError means no client acting as the ServiceAccount could be made.
+	ReasonClientBuilderError = "ClientBuilderError"
+	// ReasonSucceededCondition is StampedObjectCondition's reason when the newest run has a
+	// Succeeded condition.
+	ReasonSucceededCondition = "SucceededCondition"
+	// ReasonUnknown is StampedObjectCondition's reason when the newest run has no Succeeded
+	// condition, or there is no run.
+	ReasonUnknown = "Unknown"
+)

@@ -42,6 +42,10 @@ const (
 	KindDeliverable = "Deliverable"
 	// KindBlueprintRevision is the kind of BlueprintRevision.
 	KindBlueprintRevision = "BlueprintRevision"
+	// KindRunnable is the kind of Runnable.
+	KindRunnable = "Runnable"
+	// KindClusterRunTemplate is the kind of ClusterRunTemplate.
+	KindClusterRunTemplate = "ClusterRunTemplate"
 )
 
 // Resource returns the group-qualified resource for a plural resource name of this group,
@@ -64,6 +68,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Workload{}, &WorkloadList{},
 		&Deliverable{}, &DeliverableList{},
 		&BlueprintRevision{}, &BlueprintRevisionList{},
+		&Runnable{}, &RunnableList{},
+		&ClusterRunTemplate{}, &ClusterRunTemplateList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

@@ -295,6 +295,21 @@ var (
 	}
 )
 
+// Runnables and their ClusterRunTemplates (DESIGN §11): a Runnable stamps runs itself, it
+// is neither an owner of blueprints nor a blueprint.
+var (
+	// Runnables stamp runs from ClusterRunTemplates.
+	Runnables = &KindInfo{
+		Kind: KindRunnable, Resource: "runnables", Namespaced: true, Names: []string{"runnable", "runnables", "run"},
+		New: func() Object { return &Runnable{} }, NewList: func() ObjectList { return &RunnableList{} },
+	}
+	// RunTemplates are what Runnables stamp.
+	RunTemplates = &KindInfo{
+		Kind: KindClusterRunTemplate, Resource: "clusterruntemplates", Names: []string{"clusterruntemplate", "clusterruntemplates", "crt"},
+		New: func() Object { return &ClusterRunTemplate{} }, NewList: func() ObjectList { return &ClusterRunTemplateList{} },
+	}
+)
+
 // OwnerKindOf is the table's entry of an owner object, nil for anything else.
 func OwnerKindOf(obj runtime.Object) *OwnerKind {
 	switch obj.(type) {

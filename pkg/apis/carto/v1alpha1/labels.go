@@ -30,3 +30,11 @@ const (
 	// LabelBlueprintName is the blueprint's name.
 	LabelBlueprintName = "carto.run/blueprint-name"
 )
+
+// Label keys on the runs a Runnable stamps (Cartographer's).
+const (
+	// LabelRunnableName is the name of the Runnable the run was stamped for.
+	LabelRunnableName = "carto.run/runnable-name"
+	// LabelRunTemplateName is the name of the ClusterRunTemplate the run was stamped from.
+	LabelRunTemplateName = "carto.run/run-template-name"
+)
