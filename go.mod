@@ -30,6 +30,7 @@ require (
 )
 
 require (
+	carvel.dev/ytt v0.52.0 // indirect
 	cel.dev/expr v0.24.0 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20230124172434-306776ec8161 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect

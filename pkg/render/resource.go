@@ -190,6 +190,10 @@ func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in 
 		params[r.Name] = r.Value
 	}
 	kind, owner := p.Owner.Kind, p.Owner.Object
+	if tpl.Spec.Template == nil {
+		// The CRD requires one of template and ytt; ytt is not evaluated yet.
+		return nil, errors.New("unknown resource template type, expected either template or ytt")
+	}
 	obj, err := stamp.Stamp(tpl.Spec.Template.Raw, stamp.NewContext(kind.ContextKeys, p.Owner.Fields, params, in))
 	if err != nil {
 		return nil, err
