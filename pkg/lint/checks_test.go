@@ -78,9 +78,9 @@ func TestChecks(t *testing.T) {
 	}{
 		{"valid", chain + appTemplate(`{url: $(sources.code.url)$, a: $(configs.first.config.a)$, b: "$(configs.second.config)$"}`), nil},
 		{"unknown root", chain + appTemplate(`{name: $(wrkload.metadata.name)$}`), []string{
-			`f.yaml:53: ClusterTemplate/app: spec.template.data.name: tag $(wrkload.metadata.name)$ reads "wrkload", which no template's context has: it has workload, deliverable, params, sources, images, configs, deployment, source, image, config`}},
+			`f.yaml:53: ClusterTemplate/app: spec.template.data.name: tag $(wrkload.metadata.name)$ reads "wrkload", which no template's context has: it has workload, deliverable, params, sources, images, configs, deployment, source, image, config, labels`}},
 		{"input field", chain + appTemplate(`{url: $(sources.code.uri)$}`), []string{
-			`f.yaml:53: ClusterTemplate/app: spec.template.data.url: tag $(sources.code.uri)$ reads [uri], which sources inputs do not have: they have url, revision`}},
+			`f.yaml:53: ClusterTemplate/app: spec.template.data.url: tag $(sources.code.uri)$ reads [uri], which sources inputs do not have: they have url, revision, name`}},
 		{"input name", chain + appTemplate(`{a: "$(configs.third.config)$"}`), []string{
 			`f.yaml:40: ClusterSupplyChain/chain: spec.resources[3].templateRef.options[0].name: template ClusterTemplate/app reads $(configs.third.config)$ (at spec.template.data.a), but resource [app] has no configs input named [third]`}},
 		{"singular of several", chain + appTemplate(`{a: "$(config)$"}`), []string{

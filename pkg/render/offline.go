@@ -30,6 +30,8 @@ type RenderInput struct {
 	// Outputs are output values given by hand, by resource and then output name (url,
 	// revision, image, config). They win over observed and stamped values.
 	Outputs map[string]map[string]any
+	// YTT evaluates the templates written in ytt (pkg/render/ytt.InProcess).
+	YTT YTT
 }
 
 // Rendering is what Render made of an owner.
@@ -140,7 +142,7 @@ func Render(in RenderInput) (*Rendering, error) {
 	ns, name := ServiceAccount(in.Owner, bp)
 	out.ServiceAccount = ns + "/" + name
 
-	r := renderer{in: in, pass: &Pass{Owner: owner, Blueprint: bp, Template: get, Done: map[string]*Result{}}}
+	r := renderer{in: in, pass: &Pass{Owner: owner, Blueprint: bp, Template: get, YTT: in.YTT, Done: map[string]*Result{}}}
 	for i := range bp.Resources {
 		out.Resources = append(out.Resources, r.resource(&bp.Resources[i]))
 	}

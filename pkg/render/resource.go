@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,8 @@ type Pass struct {
 	// Template reads a template the blueprint references; a missing one is a NotFound
 	// error. It is the only way templates come in: the pipeline reads no cluster.
 	Template func(kind, name string) (v1alpha1.Template, error)
+	// YTT evaluates the templates written in ytt; without one they fail to stamp.
+	YTT YTT
 	// Done are the resources taken through so far, by name.
 	Done map[string]*Result
 }
@@ -159,7 +162,9 @@ func (p *Pass) Stamp(res *v1alpha1.BlueprintResource, prev *v1alpha1.ResourceSta
 	}
 	if err != nil {
 		// A template's error can quote the inputs it was given.
-		c := Submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] from template [%s/%s]: %v", res.Name, tpl.Kind, tpl.Name, err)
+		// Cartographer's shape (its reference, A6), except that a delivery says so.
+		c := Submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] for template [%s/%s] in %s [%s]: %v",
+			res.Name, tpl.Kind, tpl.Name, p.Owner.Kind.Terms.Blueprint, p.Blueprint.Name, err)
 		c.Message = Redact(c.Message, SecretTexts(out.SecretInputs, nil))
 		return fail(c)
 	}
@@ -181,20 +186,34 @@ func (p *Pass) chooseOption(res *v1alpha1.BlueprintResource) (selector.Choice, *
 	return choice, &c
 }
 
-// object interpolates the template with the given params and inputs, and makes the object
-// the owner's: its namespace, Surveyor's labels, the owner as controller owner and the
-// digest of it all.
+// object stamps the template with the given params and inputs, by $(...)$ interpolation or
+// by ytt, and makes the object the owner's: its namespace, Surveyor's labels, the owner as
+// controller owner and the digest of it all.
 func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in stamp.Inputs) (*unstructured.Unstructured, error) {
 	params := make(map[string]any, len(resolved))
 	for _, r := range resolved {
 		params[r.Name] = r.Value
 	}
 	kind, owner := p.Owner.Kind, p.Owner.Object
-	if tpl.Spec.Template == nil {
-		// The CRD requires one of template and ytt; ytt is not evaluated yet.
-		return nil, errors.New("unknown resource template type, expected either template or ytt")
+	labels := map[string]string{
+		kind.Labels.Name:                  owner.GetName(),
+		kind.Labels.Namespace:             owner.GetNamespace(),
+		kind.Labels.Blueprint:             p.Blueprint.Name,
+		v1alpha1.LabelResourceName:        resource,
+		v1alpha1.LabelTemplateKind:        tpl.Kind,
+		v1alpha1.LabelClusterTemplateName: tpl.Name,
 	}
-	obj, err := stamp.Stamp(tpl.Spec.Template.Raw, stamp.NewContext(kind.ContextKeys, p.Owner.Fields, params, in))
+	context := stamp.NewContext(kind.ContextKeys, p.Owner.Fields, params, labels, in)
+	var obj *unstructured.Unstructured
+	var err error
+	switch {
+	case tpl.Spec.Template != nil:
+		obj, err = stamp.Stamp(tpl.Spec.Template.Raw, context)
+	case tpl.Spec.Ytt != "":
+		obj, err = p.evalYTT(tpl.Spec.Ytt, context)
+	default: // the CRD rejects it
+		err = errors.New("unknown resource template type, expected either template or ytt")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -203,23 +222,17 @@ func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in 
 		return nil, fmt.Errorf("a template with lifecycle %s must set metadata.generateName, not metadata.name", tpl.Spec.Lifecycle)
 	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.Spec.IsImmutable()):
 		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
+	case obj.GetNamespace() != "" && obj.GetNamespace() != owner.GetNamespace():
+		// Only a ytt template can get here: the CRD keeps a namespace out of template.
+		return nil, errors.New("cannot set namespace in resource template")
 	}
 	obj.SetNamespace(owner.GetNamespace())
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
+	merged := obj.GetLabels()
+	if merged == nil {
+		merged = map[string]string{}
 	}
-	for k, v := range map[string]string{
-		kind.Labels.Name:                  owner.GetName(),
-		kind.Labels.Namespace:             owner.GetNamespace(),
-		kind.Labels.Blueprint:             p.Blueprint.Name,
-		v1alpha1.LabelResourceName:        resource,
-		v1alpha1.LabelTemplateKind:        tpl.Kind,
-		v1alpha1.LabelClusterTemplateName: tpl.Name,
-	} {
-		labels[k] = v
-	}
-	obj.SetLabels(labels)
+	maps.Copy(merged, labels) // Surveyor's labels win
+	obj.SetLabels(merged)
 	obj.SetOwnerReferences([]metav1.OwnerReference{{
 		APIVersion: v1alpha1.GroupVersion.String(), Kind: kind.Kind,
 		Name: owner.GetName(), UID: owner.GetUID(),
