@@ -2,7 +2,6 @@ package ytt
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -47,23 +46,28 @@ func MemoryError(limit int64) *Error {
 // Eval evaluates source with values, one data value per top-level key, and returns the
 // output as the ytt binary prints it: every non-empty document, as YAML. A template ytt
 // rejects is an *Error. Eval has no bound in time or memory (see the package doc).
-func Eval(source string, values map[string]any) (out []byte, err error) {
+func Eval(source string, values map[string]any) ([]byte, error) {
+	flags, err := DataValues(values)
+	if err != nil {
+		return nil, err
+	}
+	return EvalFlags(source, flags)
+}
+
+// EvalFlags is Eval with the data values given as DataValues makes them.
+func EvalFlags(source string, flags []string) (out []byte, err error) {
 	defer func() {
 		// The library is not written to be fed arbitrary input in a long-lived process.
 		if r := recover(); r != nil {
 			out, err = nil, &Error{Text: fmt.Sprintf("ytt: Error: %v\n", r)}
 		}
 	}()
-	kvs, err := dataValues(values)
-	if err != nil {
-		return nil, err
-	}
 	file, err := files.NewFileFromSource(files.NewBytesSource(FileName, []byte(source)))
 	if err != nil {
 		return nil, err
 	}
 	opts := yttcmd.NewOptions()
-	opts.DataValuesFlags.KVsFromYAML = kvs
+	opts.DataValuesFlags.KVsFromYAML = flags
 	result := opts.RunWithFiles(yttcmd.Input{Files: []*files.File{file}}, quietUI{})
 	if result.Err != nil {
 		return nil, &Error{Text: fmt.Sprintf("ytt: Error: %s\n", uierrs.NewMultiLineError(result.Err))}
@@ -71,19 +75,19 @@ func Eval(source string, values map[string]any) (out []byte, err error) {
 	return result.DocSet.AsBytes()
 }
 
-// dataValues are Cartographer's --data-value-yaml flags for values: key=<compact JSON>, which
+// DataValues are Cartographer's --data-value-yaml flags for values: key=<compact JSON>, which
 // YAML reads back with its types. Sorted, so an evaluation does not depend on map order.
-func dataValues(values map[string]any) ([]string, error) {
-	kvs := make([]string, 0, len(values))
+func DataValues(values map[string]any) ([]string, error) {
+	flags := make([]string, 0, len(values))
 	for k, v := range values {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("unable to marshal template context: %w", err)
 		}
-		kvs = append(kvs, k+"="+string(b))
+		flags = append(flags, k+"="+string(b))
 	}
-	slices.Sort(kvs)
-	return kvs, nil
+	slices.Sort(flags)
+	return flags, nil
 }
 
 // quietUI drops what ytt would print besides its result: warnings and debug output.
@@ -126,11 +130,3 @@ func (p InProcess) Eval(source string, values map[string]any) ([]byte, error) {
 		return nil, TimeoutError(limit)
 	}
 }
-
-// IsLimit says whether err is an evaluation that exceeded a limit.
-func IsLimit(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && !isYTTError(e)
-}
-
-func isYTTError(e *Error) bool { return len(e.Text) >= 12 && e.Text[:12] == "ytt: Error: " }

@@ -123,7 +123,11 @@ func TestEvalMatchesTheBinary(t *testing.T) {
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			args := []string{"-f", "-"}
-			for _, kv := range ytt.DataValueFlags(t, values()) {
+			flags, err := ytt.DataValues(values())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range flags {
 				args = append(args, "--data-value-yaml", kv)
 			}
 			cmd := exec.Command(bin, args...)
