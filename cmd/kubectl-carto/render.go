@@ -17,6 +17,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
 	"github.com/surveyor-dev/surveyor/pkg/view"
 )
 
@@ -29,7 +30,8 @@ func (a *app) renderCommand() *cobra.Command {
 from files (-f, files or directories, - for standard input), selects each owner's blueprint,
 resolves template options and params, and prints every object the controller would stamp,
 as a YAML stream, with comments saying why each choice was made. It stamps through the
-controller's own code, so the objects are exactly the ones it applies.
+controller's own code, so the objects are exactly the ones it applies. Templates written in
+ytt are evaluated in this process, each within the controller's time limit (4s).
 
 An output a later resource reads is known when it was given (--input), can be read from an
 observed live object (--observed, e.g. saved with kubectl get -o yaml), or is a field the
@@ -79,7 +81,7 @@ It exits 1 when a blueprint cannot be selected or a resource cannot be stamped.`
 				if o.GetNamespace() == "" {
 					o.SetNamespace(ns)
 				}
-				r, err := render.Render(render.RenderInput{Owner: o, Objects: in.objects, Observed: in.observed, Outputs: given})
+				r, err := render.Render(render.RenderInput{Owner: o, Objects: in.objects, Observed: in.observed, Outputs: given, YTT: ytt.InProcess{}})
 				if err != nil {
 					return err
 				}

@@ -78,6 +78,10 @@ func (l *linter) template(e entry, kind string, spec *v1alpha1.TemplateSpec) {
 			}
 		}
 	}
+	if spec.Ytt != "" {
+		l.yttTemplate(e, info, spec)
+		return
+	}
 	l.templateObject(e, info, spec)
 }
 

@@ -77,6 +77,8 @@ type RenderedResource struct {
 	Inputs []string
 	// Object is the stamped object, nil when it could not be stamped (see Submitted).
 	Object *unstructured.Unstructured
+	// Documents is how many documents a ytt template's output had (Result.Documents).
+	Documents int
 	// Outputs are the values later resources read from it, nil when they are not known.
 	Outputs map[string]any
 	// OutputsFrom says where Outputs came from: OutputsGiven, OutputsObserved or
@@ -161,7 +163,7 @@ func (r *renderer) resource(res *v1alpha1.BlueprintResource) RenderedResource {
 	result, _ := r.pass.Stamp(res, nil)
 	// Later resources see this one; it cannot read itself, as in the controller.
 	defer func() { r.pass.Done[res.Name] = result }()
-	out := RenderedResource{Name: res.Name, Template: result.Status.TemplateRef, Option: result.Option, Params: result.Params, Object: result.Object}
+	out := RenderedResource{Name: res.Name, Template: result.Status.TemplateRef, Option: result.Option, Params: result.Params, Object: result.Object, Documents: result.Documents}
 	for _, in := range result.Status.Inputs {
 		out.Inputs = append(out.Inputs, in.Name)
 	}

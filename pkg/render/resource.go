@@ -76,6 +76,9 @@ type Result struct {
 	// Object is the stamped object, to be applied; nil when there is none, and then
 	// Submitted says why.
 	Object *unstructured.Unstructured
+	// Documents is how many documents a ytt template's output had; only the first is the
+	// object (lint warns of more).
+	Documents int
 }
 
 // Submitted is a ResourceSubmitted condition.
@@ -158,7 +161,7 @@ func (p *Pass) Stamp(res *v1alpha1.BlueprintResource, prev *v1alpha1.ResourceSta
 
 	out.Params, err = stamp.ResolveParams(tpl.Spec.Params, p.Blueprint.Params, res.Params, p.Owner.Object.GetParams())
 	if err == nil {
-		out.Object, err = p.object(res.Name, tpl, out.Params, inputs)
+		out.Object, out.Documents, err = p.object(res.Name, tpl, out.Params, inputs)
 	}
 	if err != nil {
 		// A template's error can quote the inputs it was given.
@@ -188,8 +191,9 @@ func (p *Pass) chooseOption(res *v1alpha1.BlueprintResource) (selector.Choice, *
 
 // object stamps the template with the given params and inputs, by $(...)$ interpolation or
 // by ytt, and makes the object the owner's: its namespace, Surveyor's labels, the owner as
-// controller owner and the digest of it all.
-func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in stamp.Inputs) (*unstructured.Unstructured, error) {
+// controller owner and the digest of it all. documents is how many documents a ytt
+// template's output had.
+func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in stamp.Inputs) (obj *unstructured.Unstructured, documents int, err error) {
 	params := make(map[string]any, len(resolved))
 	for _, r := range resolved {
 		params[r.Name] = r.Value
@@ -204,27 +208,25 @@ func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in 
 		v1alpha1.LabelClusterTemplateName: tpl.Name,
 	}
 	context := stamp.NewContext(kind.ContextKeys, p.Owner.Fields, params, labels, in)
-	var obj *unstructured.Unstructured
-	var err error
 	switch {
 	case tpl.Spec.Template != nil:
 		obj, err = stamp.Stamp(tpl.Spec.Template.Raw, context)
 	case tpl.Spec.Ytt != "":
-		obj, err = p.evalYTT(tpl.Spec.Ytt, context)
+		obj, documents, err = p.evalYTT(tpl.Spec.Ytt, context)
 	default: // the CRD rejects it
 		err = errors.New("unknown resource template type, expected either template or ytt")
 	}
 	if err != nil {
-		return nil, err
+		return nil, documents, err
 	}
 	switch {
 	case tpl.Spec.IsImmutable() && (obj.GetName() != "" || obj.GetGenerateName() == ""):
-		return nil, fmt.Errorf("a template with lifecycle %s must set metadata.generateName, not metadata.name", tpl.Spec.Lifecycle)
+		return nil, documents, fmt.Errorf("a template with lifecycle %s must set metadata.generateName, not metadata.name", tpl.Spec.Lifecycle)
 	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.Spec.IsImmutable()):
-		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
+		return nil, documents, errors.New("the stamped object needs apiVersion, kind and metadata.name")
 	case obj.GetNamespace() != "" && obj.GetNamespace() != owner.GetNamespace():
 		// Only a ytt template can get here: the CRD keeps a namespace out of template.
-		return nil, errors.New("cannot set namespace in resource template")
+		return nil, documents, errors.New("cannot set namespace in resource template")
 	}
 	obj.SetNamespace(owner.GetNamespace())
 	merged := obj.GetLabels()
@@ -240,7 +242,7 @@ func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in 
 	}})
 	digest, err := Digest(obj.Object)
 	if err != nil {
-		return nil, err
+		return nil, documents, err
 	}
 	annotations := obj.GetAnnotations()
 	if annotations == nil {
@@ -248,7 +250,7 @@ func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in 
 	}
 	annotations[AnnotationStampDigest] = digest
 	obj.SetAnnotations(annotations)
-	return obj, nil
+	return obj, documents, nil
 }
 
 // Digest is a stable digest of a JSON-encodable value (map keys are sorted).

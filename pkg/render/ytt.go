@@ -26,32 +26,34 @@ var errNoYTT = errors.New("no ytt evaluator is configured")
 // evalYTT evaluates a ytt template with context as its data values; the first document of
 // its output is the object, as Cartographer reads it (later ones are dropped: lint warns of
 // them). The output is not $(...)$-interpolated.
-func (p *Pass) evalYTT(source string, context map[string]any) (*unstructured.Unstructured, error) {
+//
+// documents is how many documents the output has.
+func (p *Pass) evalYTT(source string, context map[string]any) (obj *unstructured.Unstructured, documents int, err error) {
 	if p.YTT == nil {
-		return nil, fmt.Errorf("unable to apply ytt template: %w", errNoYTT)
+		return nil, 0, fmt.Errorf("unable to apply ytt template: %w", errNoYTT)
 	}
 	out, err := p.YTT.Eval(source, context)
 	if err != nil {
-		return nil, fmt.Errorf("unable to apply ytt template: %w", err)
+		return nil, 0, fmt.Errorf("unable to apply ytt template: %w", err)
 	}
 	docs, err := Documents(out)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	first := []byte("null") // empty output reads as null, as in Cartographer
 	if len(docs) > 0 {
 		first = docs[0]
 	}
 	// Cartographer's decoder: an output with no kind is "Object 'Kind' is missing in '<json>'".
-	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(first, nil, nil)
+	decoded, _, err := unstructured.UnstructuredJSONScheme.Decode(first, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, len(docs), err
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	u, ok := decoded.(*unstructured.Unstructured)
 	if !ok {
-		return nil, fmt.Errorf("the output of the ytt template is a list, not an object")
+		return nil, len(docs), fmt.Errorf("the output of the ytt template is a list, not an object")
 	}
-	return u, nil
+	return u, len(docs), nil
 }
 
 // Documents splits YAML output into its documents, each as JSON; empty ones are skipped.
