@@ -17,7 +17,6 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
-	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
 	"github.com/surveyor-dev/surveyor/pkg/view"
 )
 
@@ -81,7 +80,7 @@ It exits 1 when a blueprint cannot be selected or a resource cannot be stamped.`
 				if o.GetNamespace() == "" {
 					o.SetNamespace(ns)
 				}
-				r, err := render.Render(render.RenderInput{Owner: o, Objects: in.objects, Observed: in.observed, Outputs: given, YTT: ytt.InProcess{}})
+				r, err := render.Render(render.RenderInput{Owner: o, Objects: in.objects, Observed: in.observed, Outputs: given})
 				if err != nil {
 					return err
 				}

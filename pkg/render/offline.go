@@ -15,6 +15,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/render/selector"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
 )
 
 // RenderInput is what Render reads in place of a cluster.
@@ -30,7 +31,8 @@ type RenderInput struct {
 	// Outputs are output values given by hand, by resource and then output name (url,
 	// revision, image, config). They win over observed and stamped values.
 	Outputs map[string]map[string]any
-	// YTT evaluates the templates written in ytt (pkg/render/ytt.InProcess).
+	// YTT evaluates the templates written in ytt; nil means in this process, within
+	// ytt.Timeout (ytt.InProcess).
 	YTT YTT
 }
 
@@ -104,6 +106,9 @@ func Render(in RenderInput) (*Rendering, error) {
 	owner, err := NewOwner(in.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("cannot render: %w", err)
+	}
+	if in.YTT == nil {
+		in.YTT = ytt.InProcess{}
 	}
 	templates := map[TemplateRef]v1alpha1.Template{}
 	var blueprints []*Blueprint

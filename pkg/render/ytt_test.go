@@ -30,7 +30,7 @@ func yttChain(t *testing.T, source string) render.RenderInput {
 			t.Fatal(err)
 		}
 	}
-	return render.RenderInput{Owner: &workload, Objects: []v1alpha1.Object{&tpl, &chain}, YTT: ytt.InProcess{}}
+	return render.RenderInput{Owner: &workload, Objects: []v1alpha1.Object{&tpl, &chain}, YTT: ytt.InProcess{Timeout: ytt.Timeout}}
 }
 
 func TestRenderYTT(t *testing.T) {
