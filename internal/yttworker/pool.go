@@ -97,7 +97,11 @@ func (p *Pool) Eval(source string, values map[string]any) ([]byte, error) {
 	if r, ok := p.memo.Get(key); ok {
 		return r.(result).out, r.(result).err
 	}
-	out, err, deterministic := p.eval(request{Source: source, Flags: flags})
+	req := request{Source: []byte(source), Flags: make([][]byte, len(flags))}
+	for i, f := range flags {
+		req.Flags[i] = []byte(f)
+	}
+	out, err, deterministic := p.eval(req)
 	if deterministic && len(out) <= memoMaxOutput {
 		p.memo.Add(key, result{out, err})
 	}

@@ -25,9 +25,11 @@ const EnvVar = "SURVEYOR_YTT_WORKER"
 const maxFrame = 64 << 20
 
 // request is one evaluation: the template and its data values as ytt.DataValues makes them.
+// Bytes, not strings: JSON would replace invalid UTF-8, and the worker must see what the
+// controller was given (as ytt in process would).
 type request struct {
-	Source string   `json:"source"`
-	Flags  []string `json:"flags"`
+	Source []byte   `json:"source"`
+	Flags  [][]byte `json:"flags"`
 }
 
 // response is what became of a request: the output, or the ytt error's text.
@@ -75,8 +77,12 @@ func serve(budget string, in io.Reader, out io.Writer) error {
 		if err := readFrame(r, &req); err != nil {
 			return err
 		}
+		flags := make([]string, len(req.Flags))
+		for i, f := range req.Flags {
+			flags[i] = string(f)
+		}
 		var resp response
-		resp.Out, err = ytt.EvalFlags(req.Source, req.Flags)
+		resp.Out, err = ytt.EvalFlags(string(req.Source), flags)
 		if err != nil {
 			resp.Error = err.Error()
 		}
