@@ -115,3 +115,28 @@ func TestRenderYTTMergesLabels(t *testing.T) {
 		t.Errorf("labels = %v", labels)
 	}
 }
+
+// A ytt error quoting a Secret-derived input (here through fail()) reaches no status: the
+// stamp failure is redacted as any other.
+func TestYTTErrorQuotingASecretIsRedacted(t *testing.T) {
+	in := yttChain(t, "#@ load(\"@ytt:data\", \"data\")\n#@ fail(\"token is \" + data.values.config.token)\nkind: ConfigMap\n")
+	owner, err := render.NewOwner(in.Owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := in.Objects[0].(*v1alpha1.ClusterTemplate)
+	bp := render.BlueprintOf(in.Objects[1].(*v1alpha1.ClusterSupplyChain))
+	bp.Resources[0].Configs = []v1alpha1.ResourceReference{{Name: "secret", Resource: "creds"}}
+	pass := &render.Pass{
+		Owner: owner, Blueprint: bp, YTT: ytt.InProcess{},
+		Template: func(kind, name string) (v1alpha1.Template, error) { return tpl, nil },
+		Done:     map[string]*render.Result{"creds": {Secret: true, Values: map[string]any{"config": map[string]any{"token": "s3cr3t-t0ken-value"}}}},
+	}
+	res, err := pass.Stamp(&bp.Resources[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Object != nil || !strings.Contains(res.Submitted.Message, "unable to apply ytt template") || strings.Contains(res.Submitted.Message, "s3cr3t") {
+		t.Errorf("ResourceSubmitted = %+v, want the ytt failure without the secret", res.Submitted)
+	}
+}
