@@ -98,18 +98,22 @@ func TestChecks(t *testing.T) {
 			`f.yaml:53: ClusterTemplate/app: spec.template.metadata: a template with lifecycle immutable must set metadata.generateName, not metadata.name`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			docs, err := manifest.Parse("f.yaml", strings.NewReader(tt.yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, p := range lint.Lint(context.Background(), docs) {
-				got = append(got, p.String())
-			}
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { expectProblems(t, tt.yaml, tt.want) })
+	}
+}
+
+// expectProblems lints yaml, the file f.yaml, and checks it has exactly the problems want.
+func expectProblems(t *testing.T, yaml string, want []string) {
+	t.Helper()
+	docs, err := manifest.Parse("f.yaml", strings.NewReader(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range lint.Lint(context.Background(), docs) {
+		got = append(got, p.String())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

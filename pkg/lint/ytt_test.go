@@ -1,12 +1,8 @@
 package lint_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"github.com/surveyor-dev/surveyor/pkg/lint"
-	"github.com/surveyor-dev/surveyor/pkg/manifest"
 )
 
 // yttFiles are a ClusterTemplate written in ytt (its body from line 6), a supply chain of it
@@ -52,18 +48,6 @@ func TestYTTChecks(t *testing.T) {
 			`f.yaml:6: ClusterTemplate/app: warning: spec.ytt: the ytt template's output has 2 documents: only the first is stamped, the others are dropped`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			docs, err := manifest.Parse("f.yaml", strings.NewReader(yttFiles(tt.body)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, p := range lint.Lint(context.Background(), docs) {
-				got = append(got, p.String())
-			}
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { expectProblems(t, yttFiles(tt.body), tt.want) })
 	}
 }

@@ -107,16 +107,6 @@ func yttConfigMapChain(t testing.TB, name string) {
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-app"},
 			Spec:       v1alpha1.TemplateSpec{Ytt: header + "\"-app\"\ndata:\n  source: #@ data.values.config\n  mode: stamped\n"},
 		},
-		&v1alpha1.ClusterSupplyChain{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: v1alpha1.ClusterSupplyChainSpec{
-				OwnerSelector: v1alpha1.OwnerSelector{Selector: map[string]string{caseLabel: name}},
-				Resources: []v1alpha1.SupplyChainResource{
-					{Name: "config", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterConfigTemplate, Name: name + "-config"}},
-					{Name: "app", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterTemplate, Name: name + "-app"},
-						Configs: []v1alpha1.ResourceReference{{Name: "config", Resource: "config"}}},
-				},
-			},
-		},
+		configMapSupplyChain(name),
 	)
 }
