@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/utils/lru"
@@ -88,6 +89,7 @@ type result struct {
 
 // Eval implements render.YTT: it evaluates source with values in a worker, within the
 // Pool's time and memory limits. Past either the error is a *ytt.Error naming the limit.
+// The output may be shared with other callers: it is not to be modified.
 func (p *Pool) Eval(source string, values map[string]any) ([]byte, error) {
 	flags, err := ytt.DataValues(values)
 	if err != nil {
@@ -101,7 +103,7 @@ func (p *Pool) Eval(source string, values map[string]any) ([]byte, error) {
 	for i, f := range flags {
 		req.Flags[i] = []byte(f)
 	}
-	out, err, deterministic := p.eval(req)
+	out, deterministic, err := p.eval(req)
 	if deterministic && len(out) <= memoMaxOutput {
 		p.memo.Add(key, result{out, err})
 	}
@@ -122,12 +124,12 @@ func memoKey(source string, flags []string) [sha256.Size]byte {
 // eval runs one request in a free worker. deterministic says whether the result is ytt's
 // own (an output or a ytt error), which the same request would get again; a limit, a crash
 // or a worker that cannot start may not recur.
-func (p *Pool) eval(req request) (out []byte, err error, deterministic bool) {
+func (p *Pool) eval(req request) (out []byte, deterministic bool, err error) {
 	w := <-p.slots
 	defer func() { p.slots <- w }()
 	if w == nil {
 		if w, err = p.start(); err != nil {
-			return nil, fmt.Errorf("ytt: cannot start a worker: %w", err), false
+			return nil, false, fmt.Errorf("ytt: cannot start a worker: %w", err)
 		}
 	}
 	resp, reuse, err := w.do(req, p.opts.Timeout)
@@ -136,12 +138,12 @@ func (p *Pool) eval(req request) (out []byte, err error, deterministic bool) {
 		w = nil // the next evaluation in this slot starts a new worker
 	}
 	if err != nil {
-		return nil, err, false
+		return nil, false, err
 	}
 	if resp.Error != "" {
-		return nil, &ytt.Error{Text: resp.Error}, true
+		return nil, true, &ytt.Error{Text: resp.Error}
 	}
-	return resp.Out, nil, true
+	return resp.Out, true, nil
 }
 
 // Close stops the workers; evaluations after it fail.
@@ -166,13 +168,14 @@ type worker struct {
 
 // start starts a worker and waits until it is ready.
 func (p *Pool) start() (*worker, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	if p.isClosed() {
 		return nil, errors.New("the pool is closed")
 	}
 	cmd := exec.Command(p.opts.Executable)
 	cmd.Env = append(os.Environ(), EnvVar+"="+strconv.FormatInt(p.opts.Memory, 10))
+	// A worker dies with the controller, even one busy in a loop (it would notice only at
+	// its next read of stdin).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	w := &worker{cmd: cmd, stderr: &head{}, memory: p.opts.Memory, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
 	var err error
@@ -210,8 +213,20 @@ func (p *Pool) start() (*worker, error) {
 		<-w.exited
 		return nil, fmt.Errorf("%v%s", err, w.stderr.said())
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed { // closed while it started
+		w.kill()
+		return nil, errors.New("the pool is closed")
+	}
 	p.running[w] = struct{}{}
 	return w, nil
+}
+
+func (p *Pool) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
 }
 
 // stop kills a worker and forgets it.
