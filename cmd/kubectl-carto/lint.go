@@ -29,7 +29,9 @@ quoting your own text:
     required fields, duplicates, validation rules), and fields it would drop as unknown;
   - templates: every jsonpath (outputs, matchFields keys and messagePaths, deployment
     checks), every CEL expression of healthyConditionRule and conditionRules, every
-    $(...)$ tag, and what the stamped object needs (apiVersion, kind, a name);
+    $(...)$ tag, and what the stamped object needs (apiVersion, kind, a name); a ytt
+    template's errors at their line in the file, and a warning when its output has
+    several documents (only the first is stamped);
   - supply chains and deliveries: selectors, option selectors, templates that are not
     among the files, inputs that are not earlier resources or lack the output they read,
     pass-through inputs, and params templates read that nothing declares;
@@ -37,7 +39,7 @@ quoting your own text:
     them, whether a blueprint selects them, an option is chosen, and every template
     stamps an object the API server would accept the metadata of.
 
-It exits 1 when there is a problem. With --rule TEMPLATE (NAME or KIND/NAME among the
+It exits 1 when there is a problem (warnings alone do not fail). With --rule TEMPLATE (NAME or KIND/NAME among the
 files) and --object FILE (an object, e.g. saved with kubectl get -o yaml), it judges the
 object by the template's rules and prints the conditions the controller would report.`,
 		Example: `  kubectl carto lint -f samples/
@@ -55,12 +57,20 @@ object by the template's rules and prints the conditions the controller would re
 				return a.judge(docs, rule, objectFile)
 			}
 			problems := lint.Lint(cmd.Context(), docs)
+			errs := 0
 			for _, p := range problems {
 				// A problem quotes the linted files, which a tenant may have written.
 				fmt.Fprintln(a.out, view.Escape(p.String()))
+				if !p.Warning {
+					errs++
+				}
 			}
-			if len(problems) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%s in %d documents", plural(len(problems), "problem"), len(docs))}
+			if errs > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%s in %d documents", plural(errs, "problem"), len(docs))}
+			}
+			if warnings := len(problems) - errs; warnings > 0 {
+				fmt.Fprintf(a.errOut, "%d documents, %s, no problems\n", len(docs), plural(warnings, "warning"))
+				return nil
 			}
 			fmt.Fprintf(a.errOut, "%d documents, no problems\n", len(docs))
 			return nil

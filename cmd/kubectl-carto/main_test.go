@@ -34,10 +34,10 @@ func TestOffline(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"render-samples", []string{"render", "-f", "../../samples"}, 1, "error: 1 of 4 owners could not be rendered in full (see the comments)\n"},
+		{"render-samples", []string{"render", "-f", "../../samples"}, 1, "error: 1 of 5 owners could not be rendered in full (see the comments)\n"},
 		{"render-delivery-observed", []string{"render", "-f", "../../samples", "deliverable/hello-delivered", "--observed", "testdata/observed-deployment.yaml"}, 0, ""},
 		{"render-input", []string{"render", "-f", "../../samples", "deliverable/hello-delivered", "--input", "deployer.url=https://example.com/x.git", "--input", "deployer.revision=v2"}, 0, ""},
-		{"lint-samples", []string{"lint", "-f", "../../samples"}, 1, "error: 1 problem in 20 documents\n"},
+		{"lint-samples", []string{"lint", "-f", "../../samples"}, 1, "error: 1 problem in 26 documents\n"},
 		{"lint-rule", []string{"lint", "-f", "../../samples", "--rule", "ClusterTemplate/app-deployment", "--object", "testdata/observed-deployment.yaml"}, 0, ""},
 		{"test-samples", []string{"test", "../../tests/templates"}, 0, "6 cases passed\n"},
 		{"test-failing", []string{"test", "../../pkg/templatetest/testdata/suite"}, 1, "error: 1 of 6 cases failed\n"},

@@ -29,7 +29,8 @@ func (a *app) renderCommand() *cobra.Command {
 from files (-f, files or directories, - for standard input), selects each owner's blueprint,
 resolves template options and params, and prints every object the controller would stamp,
 as a YAML stream, with comments saying why each choice was made. It stamps through the
-controller's own code, so the objects are exactly the ones it applies.
+controller's own code, so the objects are exactly the ones it applies. Templates written in
+ytt are evaluated in this process, each within the controller's time limit (4s).
 
 An output a later resource reads is known when it was given (--input), can be read from an
 observed live object (--observed, e.g. saved with kubectl get -o yaml), or is a field the

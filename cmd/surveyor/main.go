@@ -23,6 +23,7 @@ import (
 
 	"github.com/surveyor-dev/surveyor/internal/digestkey"
 	"github.com/surveyor-dev/surveyor/internal/metricsauth"
+	"github.com/surveyor-dev/surveyor/internal/yttworker"
 	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 )
@@ -36,6 +37,8 @@ import (
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 func main() {
+	// Before anything else: this binary is also its own ytt worker (internal/yttworker).
+	yttworker.RunIfWorker()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "surveyor:", err)
 		os.Exit(1)

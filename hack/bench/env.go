@@ -43,6 +43,9 @@ const (
 //go:embed supplychain.yaml
 var supplyChainYAML []byte
 
+//go:embed supplychain-ytt.yaml
+var supplyChainYTT []byte
+
 // env is one benchmark run's cluster (internal/harness) and controller.
 type env struct {
 	*harness.Env
@@ -171,7 +174,11 @@ func (e *env) startController(ctx context.Context) (err error) {
 // with leader election, its lease) is up.
 func (e *env) applySupplyChain(ctx context.Context) error {
 	path := filepath.Join(e.Cluster.Dir, "bench-supplychain.yaml")
-	if err := os.WriteFile(path, supplyChainYAML, 0o644); err != nil {
+	chain := supplyChainYAML
+	if e.opts.ytt {
+		chain = supplyChainYTT
+	}
+	if err := os.WriteFile(path, chain, 0o644); err != nil {
 		return err
 	}
 	if err := cluster.Apply(ctx, e.Cluster.Config, path); err != nil {

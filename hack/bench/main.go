@@ -70,6 +70,7 @@ type options struct {
 	controllerArgs      string
 	controllerEnv       string
 	leaderElect         bool
+	ytt                 bool
 	rest, settleTimeout time.Duration
 	timeout             time.Duration
 	k, isolation        int
@@ -108,6 +109,7 @@ func parseFlags() (*options, map[string]any, error) {
 	fs.StringVar(&o.controller, "controller", "bin/surveyor", "the controller binary")
 	fs.StringVar(&o.controllerArgs, "controller-args", "", "extra controller flags, space-separated")
 	fs.StringVar(&o.controllerEnv, "controller-env", "", "environment for the controller alone, space-separated (e.g. GOMEMLIMIT=90MiB GOGC=200)")
+	fs.BoolVar(&o.ytt, "ytt", false, "the supply chain's templates written in ytt (supplychain-ytt.yaml), evaluated in the controller's ytt workers")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run the controller with leader election, as deployed (its lease traffic is reported apart)")
 	fs.DurationVar(&o.rest, "rest", 60*time.Second, "the at-rest window")
 	fs.DurationVar(&o.settleTimeout, "settle-timeout", 5*time.Minute, "longest wait for the controller to go quiet after convergence")

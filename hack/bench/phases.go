@@ -29,7 +29,9 @@ type snapshot struct {
 	apiserver  harness.Metrics
 	controller harness.Metrics
 	proc       harness.ProcStat
-	machine    machineStat
+	// workers are the controller's ytt worker processes, added up.
+	workers harness.ProcStat
+	machine machineStat
 	// controlPlane is the CPU time each control-plane process has used.
 	controlPlane map[string]time.Duration
 }
@@ -41,6 +43,9 @@ func (e *env) snapshot(ctx context.Context) (snapshot, error) {
 		return s, err
 	}
 	if s.controlPlane, err = e.controlPlaneCPU(); err != nil {
+		return s, err
+	}
+	if s.workers, err = harness.ReadChildren(e.controller.Pid()); err != nil {
 		return s, err
 	}
 	if s.proc, err = e.controller.Proc(); err != nil {
@@ -71,6 +76,9 @@ type convergenceResult struct {
 	ControlPlaneCPUSeconds map[string]float64 `json:"controlPlaneCPUSeconds"`
 	PeakRSSMiB             float64            `json:"peakRSSMiB"`
 	HeapInuseMiB           float64            `json:"heapInuseMiB"`
+	// WorkerCPUSeconds and WorkerPeakRSSMiB are the ytt workers' (bench -ytt), added up.
+	WorkerCPUSeconds float64 `json:"workerCPUSeconds,omitempty"`
+	WorkerPeakRSSMiB float64 `json:"workerPeakRSSMiB,omitempty"`
 
 	// Requests are per identity and bucket (FlowSchema counts, discovery included).
 	Requests            requestCounts `json:"requests"`
@@ -163,6 +171,8 @@ wait:
 		ControlPlaneCPUSeconds: cpuDelta(before.controlPlane, after.controlPlane),
 		PeakRSSMiB:             float64(after.proc.HWM) / mib,
 		HeapInuseMiB:           after.controller.Sum("go_memstats_heap_inuse_bytes", nil) / mib,
+		WorkerCPUSeconds:       (after.workers.CPU - before.workers.CPU).Seconds(),
+		WorkerPeakRSSMiB:       float64(after.workers.HWM) / mib,
 		Requests:               countRequests(before.apiserver, after.apiserver),
 		APIServerRequests:      requestsByVerbResource(before.apiserver, after.apiserver),
 		ClientRequests:         deltaBy(before.controller, after.controller, "rest_client_requests_total", nil, "method", "code"),

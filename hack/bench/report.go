@@ -115,6 +115,14 @@ var figureDefs = slices.Concat([]figureDef{
 	{key: "rssPerWorkload", label: "  peak RSS per Workload", unit: "KiB", target: "≤ 40 KiB at N=10000", atN: 10000,
 		value: func(r *runResult) (float64, bool) { return r.Convergence.PeakRSSMiB * 1024 / float64(r.N), true },
 		met:   func(v float64) bool { return v <= 40 }},
+	{key: "workerCPU", label: "ytt workers' CPU to converge (bench -ytt)", unit: "s",
+		value: func(r *runResult) (float64, bool) {
+			return r.Convergence.WorkerCPUSeconds, r.Convergence.WorkerPeakRSSMiB > 0
+		}},
+	{key: "workerPeakRSS", label: "ytt workers' peak RSS, added up", unit: "MiB",
+		value: func(r *runResult) (float64, bool) {
+			return r.Convergence.WorkerPeakRSSMiB, r.Convergence.WorkerPeakRSSMiB > 0
+		}},
 	{key: "eventsPerWorkload", label: "Events per Workload, converging (all reasons)", unit: "", target: "≤ 1",
 		value: func(r *runResult) (float64, bool) {
 			if r.Settle == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,8 +137,20 @@ func (e *env) change(ctx context.Context, t *tracker, n int, s v1alpha1.RolloutS
 	defer t.stopRecording()
 	tpl := &v1alpha1.ClusterConfigTemplate{}
 	tpl.Name = "bench-config"
-	start := time.Now()
 	patch := fmt.Sprintf(`{"spec":{"template":{"data":{"APP_ROLLED_OUT":%q}}}}`, value)
+	if e.opts.ytt {
+		// The ytt config template's last lines are its data: one more key goes there.
+		if err := e.admin.Get(ctx, client.ObjectKeyFromObject(tpl), tpl); err != nil {
+			return nil, quiet, err
+		}
+		body, _, _ := strings.Cut(tpl.Spec.Ytt, "  APP_ROLLED_OUT: ")
+		b, err := json.Marshal(map[string]any{"spec": map[string]any{"ytt": fmt.Sprintf("%s  APP_ROLLED_OUT: %q\n", body, value)}})
+		if err != nil {
+			return nil, quiet, err
+		}
+		patch = string(b)
+	}
+	start := time.Now()
 	if err := e.admin.Patch(ctx, tpl, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return nil, quiet, err
 	}

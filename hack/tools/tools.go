@@ -63,6 +63,14 @@ var Tools = map[string]Tool{
 		Binaries:  map[string]string{"kubectl-kuttl": "github.com/kudobuilder/kuttl/cmd/kubectl-kuttl"},
 		Toolchain: "go1.25.5",
 	},
+	"ytt": {
+		// The ytt binary, as Cartographer runs it per stamp: only the benchmark that
+		// measures Surveyor's in-process evaluation against it, and the test that checks the
+		// two print the same, use it. Its version is the library's in go.mod.
+		Module:   "carvel.dev/ytt",
+		Version:  "v0.52.0",
+		Binaries: map[string]string{"ytt": "carvel.dev/ytt/cmd/ytt"},
+	},
 	"controller-gen": {
 		Module:   "sigs.k8s.io/controller-tools",
 		Version:  "v0.19.0",

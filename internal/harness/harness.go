@@ -191,11 +191,11 @@ func (e *Env) CreateAll(ctx context.Context, t testing.TB, objs ...client.Object
 }
 
 // RawTemplate is a template object from its JSON, for building templates in Go.
-func RawTemplate(t testing.TB, j string) cartov1alpha1.TemplateObject {
+func RawTemplate(t testing.TB, j string) *cartov1alpha1.TemplateObject {
 	t.Helper()
 	var obj cartov1alpha1.TemplateObject
 	if err := obj.UnmarshalJSON([]byte(j)); err != nil {
 		t.Fatal(err)
 	}
-	return obj
+	return &obj
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/surveyor-dev/surveyor/internal/yttworker"
 )
 
 // Options says what a suite needs besides the cluster with Surveyor's CRDs and RBAC, and
@@ -40,7 +42,13 @@ type Options struct {
 // Main is a suite's TestMain: it starts what opts asks for, runs the tests, stops
 // everything and exits with the tests' result, or with 1 when the environment did not
 // come up.
+//
+// It first makes the test binary a ytt worker when it was started as one: a suite that
+// runs the controller in process runs its ytt workers from its own binary
+// (internal/yttworker), so every TestMain must go through here or call
+// yttworker.RunIfWorker itself.
 func Main(m *testing.M, opts Options) {
+	yttworker.RunIfWorker()
 	os.Exit(run(m, opts))
 }
 

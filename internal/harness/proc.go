@@ -70,3 +70,37 @@ func ReadProc(pid int) (ProcStat, error) {
 	}
 	return st, nil
 }
+
+// ReadChildren sums ReadProc over the live children of a process (the controller's ytt
+// workers, internal/yttworker): their CPU, RSS and peak RSS added up. A child that has
+// exited is not counted.
+func ReadChildren(pid int) (ProcStat, error) {
+	var sum ProcStat
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return sum, err
+	}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		i := strings.LastIndexByte(string(stat), ')')
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		st, err := ReadProc(child)
+		if err != nil {
+			continue
+		}
+		sum.CPU += st.CPU
+		sum.RSS += st.RSS
+		sum.HWM += st.HWM
+	}
+	return sum, nil
+}

@@ -32,7 +32,7 @@ func clientless(dep string) bool {
 }
 
 func TestPurePackagesImportNoClient(t *testing.T) {
-	for _, pkg := range []string{"pkg/health", "pkg/expr", "pkg/render", "pkg/rollout", "pkg/view", "pkg/workitems"} {
+	for _, pkg := range []string{"pkg/health", "pkg/expr", "pkg/render", "pkg/render/ytt", "pkg/rollout", "pkg/view", "pkg/workitems"} {
 		for _, dep := range deps(t, pkg) {
 			if !clientless(dep) {
 				t.Errorf("%s imports %s", pkg, dep)

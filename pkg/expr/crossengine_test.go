@@ -249,7 +249,7 @@ func checkTag(t *testing.T, path string, values []any) {
 		"whole": "$(" + path + ")$",
 		"text":  "v=$(" + path + ")$",
 	}})
-	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, crossObject(), nil, stamp.Inputs{})
+	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, crossObject(), nil, nil, stamp.Inputs{})
 	got, err := stamp.Stamp(template, ctx)
 	if len(values) == 0 {
 		var se *stamp.Error

@@ -78,9 +78,9 @@ func TestChecks(t *testing.T) {
 	}{
 		{"valid", chain + appTemplate(`{url: $(sources.code.url)$, a: $(configs.first.config.a)$, b: "$(configs.second.config)$"}`), nil},
 		{"unknown root", chain + appTemplate(`{name: $(wrkload.metadata.name)$}`), []string{
-			`f.yaml:53: ClusterTemplate/app: spec.template.data.name: tag $(wrkload.metadata.name)$ reads "wrkload", which no template's context has: it has workload, deliverable, params, sources, images, configs, deployment, source, image, config`}},
+			`f.yaml:53: ClusterTemplate/app: spec.template.data.name: tag $(wrkload.metadata.name)$ reads "wrkload", which no template's context has: it has workload, deliverable, params, sources, images, configs, deployment, source, image, config, labels`}},
 		{"input field", chain + appTemplate(`{url: $(sources.code.uri)$}`), []string{
-			`f.yaml:53: ClusterTemplate/app: spec.template.data.url: tag $(sources.code.uri)$ reads [uri], which sources inputs do not have: they have url, revision`}},
+			`f.yaml:53: ClusterTemplate/app: spec.template.data.url: tag $(sources.code.uri)$ reads [uri], which sources inputs do not have: they have url, revision, name`}},
 		{"input name", chain + appTemplate(`{a: "$(configs.third.config)$"}`), []string{
 			`f.yaml:40: ClusterSupplyChain/chain: spec.resources[3].templateRef.options[0].name: template ClusterTemplate/app reads $(configs.third.config)$ (at spec.template.data.a), but resource [app] has no configs input named [third]`}},
 		{"singular of several", chain + appTemplate(`{a: "$(config)$"}`), []string{
@@ -98,18 +98,22 @@ func TestChecks(t *testing.T) {
 			`f.yaml:53: ClusterTemplate/app: spec.template.metadata: a template with lifecycle immutable must set metadata.generateName, not metadata.name`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			docs, err := manifest.Parse("f.yaml", strings.NewReader(tt.yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, p := range lint.Lint(context.Background(), docs) {
-				got = append(got, p.String())
-			}
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { expectProblems(t, tt.yaml, tt.want) })
+	}
+}
+
+// expectProblems lints yaml, the file f.yaml, and checks it has exactly the problems want.
+func expectProblems(t *testing.T, yaml string, want []string) {
+	t.Helper()
+	docs, err := manifest.Parse("f.yaml", strings.NewReader(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range lint.Lint(context.Background(), docs) {
+		got = append(got, p.String())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -26,12 +26,17 @@ type Problem struct {
 	Field string
 	// Message says what is wrong, quoting the user's text.
 	Message string
+	// Warning marks what may be intended but is likely a mistake: it does not fail lint.
+	Warning bool
 }
 
 // String is "file:line: Kind/name: field: message", on one line (a CEL error's caret
-// diagram included).
+// diagram, a ytt error's lines included); a warning says so before the field.
 func (p Problem) String() string {
 	s := p.File + ":" + strconv.Itoa(p.Line) + ": " + p.Object + ": "
+	if p.Warning {
+		s += "warning: "
+	}
 	if p.Field != "" {
 		s += p.Field + ": "
 	}
@@ -66,6 +71,8 @@ type templateInfo struct {
 	// broken is set when the template has a problem of its own, which every owner using
 	// it would only repeat.
 	broken bool
+	// warnedDocuments is set once a ytt template was warned of several output documents.
+	warnedDocuments bool
 }
 
 // Lint checks the documents and returns every problem, sorted by file and line. Kinds

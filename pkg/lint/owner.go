@@ -23,7 +23,7 @@ var ownerReasons = []string{
 // documents, as the controller would realize it, and reports what would fail: no
 // blueprint selected, no option chosen, a template that cannot be stamped for it.
 func (l *linter) owner(e entry, o v1alpha1.Owner, objects []v1alpha1.Object) {
-	r, err := render.Render(render.RenderInput{Owner: o, Objects: objects})
+	r, err := render.Render(render.RenderInput{Owner: o, Objects: objects, YTT: yttEvaluator})
 	if err != nil {
 		l.at(e, "", "%v", err)
 		return
@@ -44,6 +44,9 @@ func (l *linter) owner(e entry, o v1alpha1.Owner, objects []v1alpha1.Object) {
 			for _, fe := range apimachineryvalidation.ValidateObjectMetaAccessor(obj, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata")) {
 				l.at(e, "metadata", "resource [%s]: the API server would reject %s/%s: %s", res.Name, res.Object.GetKind(), res.Object.GetName(), fe.Error())
 			}
+		}
+		if l.yttOwnerProblem(e, res) {
+			continue // at the template's line
 		}
 		c := res.Submitted
 		if c.Status != metav1.ConditionFalse || !slices.Contains(ownerReasons, c.Reason) {

@@ -40,7 +40,7 @@ var outputFields = map[string]string{
 
 // contextKeys are the roots a $(...)$ tag can read (DESIGN §3.3, §8).
 var contextKeys = []string{
-	stamp.OwnerWorkload, stamp.OwnerDeliverable, "params", "sources", "images", "configs", "deployment", "source", "image", "config",
+	stamp.OwnerWorkload, stamp.OwnerDeliverable, "params", "sources", "images", "configs", "deployment", "source", "image", "config", "labels",
 }
 
 // template checks a template: its health rule and condition rules (as its own status
@@ -78,6 +78,10 @@ func (l *linter) template(e entry, kind string, spec *v1alpha1.TemplateSpec) {
 			}
 		}
 	}
+	if spec.Ytt != "" {
+		l.yttTemplate(e, info, spec)
+		return
+	}
 	l.templateObject(e, info, spec)
 }
 
@@ -93,8 +97,8 @@ func (l *linter) path(e entry, field, path string) {
 
 // inputFields are the fields of each kind of input a tag may read, by context key.
 var inputFields = map[string][]string{
-	"sources": {v1alpha1.OutputURL, v1alpha1.OutputRevision}, "images": {v1alpha1.OutputImage}, "configs": {v1alpha1.OutputConfig},
-	"source": {v1alpha1.OutputURL, v1alpha1.OutputRevision}, "deployment": {v1alpha1.OutputURL, v1alpha1.OutputRevision},
+	"sources": {v1alpha1.OutputURL, v1alpha1.OutputRevision, "name"}, "images": {v1alpha1.OutputImage, "name"}, "configs": {v1alpha1.OutputConfig, "name"},
+	"source": {v1alpha1.OutputURL, v1alpha1.OutputRevision, "name"}, "deployment": {v1alpha1.OutputURL, v1alpha1.OutputRevision, "name"},
 }
 
 // tagUse is a tag that reads a param or an input, and where the template has it.

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/surveyor-dev/surveyor/internal/digestkey"
@@ -19,8 +20,10 @@ import (
 	"github.com/surveyor-dev/surveyor/internal/impersonate"
 	"github.com/surveyor-dev/surveyor/internal/transform"
 	"github.com/surveyor-dev/surveyor/internal/watch"
+	"github.com/surveyor-dev/surveyor/internal/yttworker"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/expr"
+	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
@@ -90,6 +93,9 @@ type Options struct {
 	// DigestKeyNamespace is the namespace of the Secret digestkey.Secret, which holds the key
 	// of the digests of Secret-derived outputs; empty means digestkey.DefaultNamespace.
 	DigestKeyNamespace string
+	// YTT evaluates the templates written in ytt; nil means a pool of worker processes of
+	// this binary (internal/yttworker), whose main must call yttworker.RunIfWorker first.
+	YTT render.YTT
 }
 
 // Setup registers the realizer's indexes, reconcilers and metrics with the manager. It reads
@@ -121,13 +127,19 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}
 	}
 	imp := impersonate.New(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), impersonate.MaxClients)
+	evaluator, err := yttEvaluator(mgr, opts.YTT)
+	if err != nil {
+		return err
+	}
 	for _, kind := range v1alpha1.OwnerKinds {
 		// One writer of the kind's owners' status, for both reconcilers.
 		status, err := newStatusWriter(mgr, &kind.KindInfo)
 		if err != nil {
 			return err
 		}
-		if err := newOwnerReconciler(mgr, kind, status, recorder, imp, stamp.KeyedDigest(key)).SetupWithManager(mgr); err != nil {
+		or := newOwnerReconciler(mgr, kind, status, recorder, imp, stamp.KeyedDigest(key))
+		or.ytt = evaluator
+		if err := or.SetupWithManager(mgr); err != nil {
 			return err
 		}
 		br := &BlueprintReconciler{client: mgr.GetClient(), kind: kind.Blueprint, status: status, recorder: recorder, now: metav1.Now}
@@ -137,4 +149,20 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	// Runnables (DESIGN §11) stamp through the same impersonator: one rate limit for all.
 	return setupRunnables(ctx, mgr, recorder, imp)
+}
+
+// yttEvaluator is given, or else a pool of ytt worker processes that stop with the manager.
+func yttEvaluator(mgr ctrl.Manager, given render.YTT) (render.YTT, error) {
+	if given != nil {
+		return given, nil
+	}
+	pool, err := yttworker.New(yttworker.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return pool, mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		pool.Close()
+		return nil
+	}))
 }

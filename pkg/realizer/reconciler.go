@@ -75,6 +75,8 @@ type OwnerReconciler struct {
 	echoes *echo.Echoes
 	// secretDigest digests outputs derived from a Secret, with the controller's key.
 	secretDigest stamp.Digester
+	// ytt evaluates the templates written in ytt (Options.YTT).
+	ytt render.YTT
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
@@ -314,7 +316,7 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 	rz := &realization{
 		r: r, ctx: ctx, owner: owner, bp: bp, client: cl, prev: owner.GetOwnerStatus().Resources, finished: finished,
 	}
-	rz.pass = &render.Pass{Owner: o, Blueprint: bp, Template: rz.template, Done: map[string]*render.Result{}}
+	rz.pass = &render.Pass{Owner: o, Blueprint: bp, Template: rz.template, YTT: r.ytt, Done: map[string]*render.Result{}}
 	var transient error
 	for i := range bp.Resources {
 		res, err := rz.realize(&bp.Resources[i])

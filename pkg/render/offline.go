@@ -15,6 +15,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/render/selector"
 	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
+	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
 )
 
 // RenderInput is what Render reads in place of a cluster.
@@ -30,6 +31,9 @@ type RenderInput struct {
 	// Outputs are output values given by hand, by resource and then output name (url,
 	// revision, image, config). They win over observed and stamped values.
 	Outputs map[string]map[string]any
+	// YTT evaluates the templates written in ytt; nil means in this process, within
+	// ytt.Timeout (ytt.InProcess).
+	YTT YTT
 }
 
 // Rendering is what Render made of an owner.
@@ -75,6 +79,8 @@ type RenderedResource struct {
 	Inputs []string
 	// Object is the stamped object, nil when it could not be stamped (see Submitted).
 	Object *unstructured.Unstructured
+	// Documents is how many documents a ytt template's output had (Result.Documents).
+	Documents int
 	// Outputs are the values later resources read from it, nil when they are not known.
 	Outputs map[string]any
 	// OutputsFrom says where Outputs came from: OutputsGiven, OutputsObserved or
@@ -100,6 +106,9 @@ func Render(in RenderInput) (*Rendering, error) {
 	owner, err := NewOwner(in.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("cannot render: %w", err)
+	}
+	if in.YTT == nil {
+		in.YTT = ytt.InProcess{}
 	}
 	templates := map[TemplateRef]v1alpha1.Template{}
 	var blueprints []*Blueprint
@@ -140,7 +149,7 @@ func Render(in RenderInput) (*Rendering, error) {
 	ns, name := ServiceAccount(in.Owner, bp)
 	out.ServiceAccount = ns + "/" + name
 
-	r := renderer{in: in, pass: &Pass{Owner: owner, Blueprint: bp, Template: get, Done: map[string]*Result{}}}
+	r := renderer{in: in, pass: &Pass{Owner: owner, Blueprint: bp, Template: get, YTT: in.YTT, Done: map[string]*Result{}}}
 	for i := range bp.Resources {
 		out.Resources = append(out.Resources, r.resource(&bp.Resources[i]))
 	}
@@ -159,7 +168,7 @@ func (r *renderer) resource(res *v1alpha1.BlueprintResource) RenderedResource {
 	result, _ := r.pass.Stamp(res, nil)
 	// Later resources see this one; it cannot read itself, as in the controller.
 	defer func() { r.pass.Done[res.Name] = result }()
-	out := RenderedResource{Name: res.Name, Template: result.Status.TemplateRef, Option: result.Option, Params: result.Params, Object: result.Object}
+	out := RenderedResource{Name: res.Name, Template: result.Status.TemplateRef, Option: result.Option, Params: result.Params, Object: result.Object, Documents: result.Documents}
 	for _, in := range result.Status.Inputs {
 		out.Inputs = append(out.Inputs, in.Name)
 	}

@@ -33,6 +33,8 @@ type Pass struct {
 	// Template reads a template the blueprint references; a missing one is a NotFound
 	// error. It is the only way templates come in: the pipeline reads no cluster.
 	Template func(kind, name string) (v1alpha1.Template, error)
+	// YTT evaluates the templates written in ytt; without one they fail to stamp.
+	YTT YTT
 	// Done are the resources taken through so far, by name.
 	Done map[string]*Result
 }
@@ -72,6 +74,9 @@ type Result struct {
 	// Object is the stamped object, to be applied; nil when there is none, and then
 	// Submitted says why.
 	Object *unstructured.Unstructured
+	// Documents is how many documents a ytt template's output had; only the first is the
+	// object (lint warns of more).
+	Documents int
 }
 
 // Submitted is a ResourceSubmitted condition.
@@ -154,11 +159,13 @@ func (p *Pass) Stamp(res *v1alpha1.BlueprintResource, prev *v1alpha1.ResourceSta
 
 	out.Params, err = stamp.ResolveParams(tpl.Spec.Params, p.Blueprint.Params, res.Params, p.Owner.Object.GetParams())
 	if err == nil {
-		out.Object, err = p.object(res.Name, tpl, out.Params, inputs)
+		out.Object, out.Documents, err = p.object(res.Name, tpl, out.Params, inputs)
 	}
 	if err != nil {
 		// A template's error can quote the inputs it was given.
-		c := Submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] from template [%s/%s]: %v", res.Name, tpl.Kind, tpl.Name, err)
+		// Cartographer's shape (its reference, A6), except that a delivery says so.
+		c := Submitted(metav1.ConditionFalse, v1alpha1.ReasonTemplateStampFailure, "unable to stamp object for resource [%s] for template [%s/%s] in %s [%s]: %v",
+			res.Name, tpl.Kind, tpl.Name, p.Owner.Kind.Terms.Blueprint, p.Blueprint.Name, err)
 		c.Message = Redact(c.Message, SecretTexts(out.SecretInputs, nil))
 		return fail(c)
 	}
@@ -180,37 +187,49 @@ func (p *Pass) chooseOption(res *v1alpha1.BlueprintResource) (selector.Choice, *
 	return choice, &c
 }
 
-// object interpolates the template with the given params and inputs, and makes the object
-// the owner's: its namespace, Surveyor's labels, the owner as controller owner and the
-// digest of it all.
-func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in stamp.Inputs) (*unstructured.Unstructured, error) {
+// object stamps the template with the given params and inputs, by $(...)$ interpolation or
+// by ytt, and makes the object the owner's: its namespace, Surveyor's labels, the owner as
+// controller owner and the digest of it all. documents is how many documents a ytt
+// template's output had.
+func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in stamp.Inputs) (obj *unstructured.Unstructured, documents int, err error) {
 	params := make(map[string]any, len(resolved))
 	for _, r := range resolved {
 		params[r.Name] = r.Value
 	}
 	kind, owner := p.Owner.Kind, p.Owner.Object
-	obj, err := stamp.Stamp(tpl.Spec.Template.Raw, stamp.NewContext(kind.ContextKeys, p.Owner.Fields, params, in))
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case tpl.Spec.IsImmutable() && (obj.GetName() != "" || obj.GetGenerateName() == ""):
-		return nil, fmt.Errorf("a template with lifecycle %s must set metadata.generateName, not metadata.name", tpl.Spec.Lifecycle)
-	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.Spec.IsImmutable()):
-		return nil, errors.New("the stamped object needs apiVersion, kind and metadata.name")
-	}
-	err = own(obj, owner, kind.Kind, map[string]string{
+	labels := map[string]string{
 		kind.Labels.Name:                  owner.GetName(),
 		kind.Labels.Namespace:             owner.GetNamespace(),
 		kind.Labels.Blueprint:             p.Blueprint.Name,
 		v1alpha1.LabelResourceName:        resource,
 		v1alpha1.LabelTemplateKind:        tpl.Kind,
 		v1alpha1.LabelClusterTemplateName: tpl.Name,
-	})
-	if err != nil {
-		return nil, err
 	}
-	return obj, nil
+	context := stamp.NewContext(kind.ContextKeys, p.Owner.Fields, params, labels, in)
+	switch {
+	case tpl.Spec.Template != nil:
+		obj, err = stamp.Stamp(tpl.Spec.Template.Raw, context)
+	case tpl.Spec.Ytt != "":
+		obj, documents, err = p.evalYTT(tpl.Spec.Ytt, context)
+	default: // the CRD rejects it
+		err = errors.New("unknown resource template type, expected either template or ytt")
+	}
+	if err != nil {
+		return nil, documents, err
+	}
+	switch {
+	case tpl.Spec.IsImmutable() && (obj.GetName() != "" || obj.GetGenerateName() == ""):
+		return nil, documents, fmt.Errorf("a template with lifecycle %s must set metadata.generateName, not metadata.name", tpl.Spec.Lifecycle)
+	case obj.GetAPIVersion() == "" || obj.GetKind() == "" || (obj.GetName() == "" && !tpl.Spec.IsImmutable()):
+		return nil, documents, errors.New("the stamped object needs apiVersion, kind and metadata.name")
+	case obj.GetNamespace() != "" && obj.GetNamespace() != owner.GetNamespace():
+		// Only a ytt template can get here: the CRD keeps a namespace out of template.
+		return nil, documents, errors.New("cannot set namespace in resource template")
+	}
+	if err := own(obj, owner, kind.Kind, labels); err != nil {
+		return nil, documents, err
+	}
+	return obj, documents, nil
 }
 
 // Digest is a stable digest of a JSON-encodable value (map keys are sorted).

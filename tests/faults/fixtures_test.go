@@ -57,18 +57,24 @@ func configMapChain(t testing.TB, name string) {
 				"metadata": {"name": "$(workload.metadata.name)$-app"},
 				"data": {"source": "$(config)$", "mode": "stamped"}}`)},
 		},
-		&v1alpha1.ClusterSupplyChain{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: v1alpha1.ClusterSupplyChainSpec{
-				OwnerSelector: v1alpha1.OwnerSelector{Selector: map[string]string{caseLabel: name}},
-				Resources: []v1alpha1.SupplyChainResource{
-					{Name: "config", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterConfigTemplate, Name: name + "-config"}},
-					{Name: "app", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterTemplate, Name: name + "-app"},
-						Configs: []v1alpha1.ResourceReference{{Name: "config", Resource: "config"}}},
-				},
+		configMapSupplyChain(name),
+	)
+}
+
+// configMapSupplyChain is the supply chain of configMapChain, of the templates name-config
+// and name-app.
+func configMapSupplyChain(name string) *v1alpha1.ClusterSupplyChain {
+	return &v1alpha1.ClusterSupplyChain{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ClusterSupplyChainSpec{
+			OwnerSelector: v1alpha1.OwnerSelector{Selector: map[string]string{caseLabel: name}},
+			Resources: []v1alpha1.SupplyChainResource{
+				{Name: "config", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterConfigTemplate, Name: name + "-config"}},
+				{Name: "app", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterTemplate, Name: name + "-app"},
+					Configs: []v1alpha1.ResourceReference{{Name: "config", Resource: "config"}}},
 			},
 		},
-	)
+	}
 }
 
 // workloadName is the name of the i-th Workload a test creates.

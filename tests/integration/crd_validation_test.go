@@ -50,6 +50,24 @@ var templateKinds = []struct {
 // templateRejections are TemplateSpec fragments every template kind must reject.
 var templateRejections = []rejection{
 	{
+		name:        "neither template nor ytt",
+		object:      "template: null",
+		wantPath:    "spec",
+		wantMessage: "invalid template: must specify one of template or ytt, found neither",
+	},
+	{
+		name:        "an empty ytt and no template",
+		object:      "template: null\nytt: ''",
+		wantPath:    "spec",
+		wantMessage: "invalid template: must specify one of template or ytt, found neither",
+	},
+	{
+		name:        "template and ytt",
+		object:      "ytt: 'kind: ConfigMap'",
+		wantPath:    "spec",
+		wantMessage: "invalid template: must specify one of template or ytt, found both",
+	},
+	{
 		name:        "retention policy on a mutable template",
 		object:      "retentionPolicy: {maxFailedRuns: 1, maxSuccessfulRuns: 1}",
 		wantPath:    "spec.retentionPolicy",
@@ -378,6 +396,26 @@ template: {apiVersion: v1, kind: ConfigMap, metadata: {name: $(workload.metadata
 	}
 }
 
+// A ytt template in place of template is accepted by every template kind, and reads back
+// without a template field.
+func TestCRDValidationAcceptsYTTTemplates(t *testing.T) {
+	for _, kind := range templateKinds {
+		t.Run(kind.kind, func(t *testing.T) {
+			obj := templateObject(t, kind.kind, kind.extra, "template: null\nytt: |\n  #@ load(\"@ytt:data\", \"data\")\n  kind: ConfigMap\n")
+			obj.SetName(uniqueName(t))
+			createAndCleanUp(t, obj)
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(obj.GroupVersionKind())
+			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := got.Object["spec"].(map[string]any)["template"]; ok {
+				t.Errorf("spec.template = %v, want it absent", got.Object["spec"].(map[string]any)["template"])
+			}
+		})
+	}
+}
+
 // healthRule, Cartographer's spelling, is accepted on its own and reads back through the typed API.
 func TestCRDValidationHealthRuleRoundTrips(t *testing.T) {
 	tests := []struct {
@@ -409,7 +447,7 @@ func TestCRDValidationHealthRuleRoundTrips(t *testing.T) {
 			tmpl := &cartov1alpha1.ClusterTemplate{
 				ObjectMeta: metav1.ObjectMeta{Name: uniqueName(t)},
 				Spec: cartov1alpha1.TemplateSpec{
-					Template:   cartov1alpha1.TemplateObject{Raw: []byte(raw)},
+					Template:   &cartov1alpha1.TemplateObject{Raw: []byte(raw)},
 					HealthRule: &rule,
 				},
 			}

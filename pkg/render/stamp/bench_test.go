@@ -45,7 +45,7 @@ const deploymentTemplate = `{
 
 func BenchmarkStamp(b *testing.B) {
 	params := map[string]any{"replicas": int64(3), "port": int64(8080), "serviceAccount": "default"}
-	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, owner(), params, oneOfEach)
+	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, owner(), params, nil, oneOfEach)
 	template := []byte(deploymentTemplate)
 	if _, err := stamp.Stamp(template, ctx); err != nil {
 		b.Fatal(err)
@@ -60,7 +60,7 @@ func BenchmarkStamp(b *testing.B) {
 
 func BenchmarkStampParallel(b *testing.B) {
 	params := map[string]any{"replicas": int64(3), "port": int64(8080), "serviceAccount": "default"}
-	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, owner(), params, oneOfEach)
+	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, owner(), params, nil, oneOfEach)
 	template := []byte(deploymentTemplate)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

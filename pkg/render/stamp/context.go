@@ -29,44 +29,57 @@ type Inputs struct {
 	Deployment *Source
 }
 
-// NewContext returns what a template's tags read: the owner under each of ownerKeys (OwnerWorkload,
-// or OwnerDeliverable and OwnerWorkload), params, sources.<name>.{url,revision}, images.<name>.image and
-// configs.<name>.config, and deployment.{url,revision} when given. When exactly one input of a kind is present it is also available in the
-// singular, as Cartographer offers it: $(source.url)$, $(source.revision)$, $(image)$ and
-// $(config)$.
+// NewContext returns what a template reads, as Cartographer builds it (its reference, A4): the
+// owner under each of ownerKeys (a Workload and a Deliverable go by both workload and
+// deliverable), params ({} when none), sources.<name>.{url,revision,name},
+// images.<name>.{image,name} and configs.<name>.{config,name} (each {} when none), deployment
+// ({url, revision, name: ""} when given, else null) and labels, the labels Surveyor sets on the
+// stamped object. When exactly one input of a kind is present it is also there in the
+// singular: source ({url, revision, name}), image and config (the value itself).
+//
+// The same context is read by $(...)$ tags and, one data value per top-level key, by a ytt
+// template (DESIGN §11): the two kinds of template cannot see different things.
 //
 // The context shares the maps it is given; Stamp copies what it inserts, so the stamped object
 // never aliases the owner or the inputs.
-func NewContext(ownerKeys []string, owner, params map[string]any, inputs Inputs) map[string]any {
+func NewContext(ownerKeys []string, owner, params map[string]any, labels map[string]string, inputs Inputs) map[string]any {
 	if params == nil {
 		params = map[string]any{}
 	}
 	sources := make(map[string]any, len(inputs.Sources))
 	for name, s := range inputs.Sources {
-		sources[name] = map[string]any{"url": s.URL, "revision": s.Revision}
+		sources[name] = map[string]any{"url": s.URL, "revision": s.Revision, "name": name}
 	}
 	images := make(map[string]any, len(inputs.Images))
 	for name, v := range inputs.Images {
-		images[name] = map[string]any{"image": v}
+		images[name] = map[string]any{"image": v, "name": name}
 	}
 	configs := make(map[string]any, len(inputs.Configs))
 	for name, v := range inputs.Configs {
-		configs[name] = map[string]any{"config": v}
+		configs[name] = map[string]any{"config": v, "name": name}
+	}
+	labelValues := make(map[string]any, len(labels))
+	for k, v := range labels {
+		labelValues[k] = v
 	}
 	ctx := map[string]any{
-		"params":  params,
-		"sources": sources,
-		"images":  images,
-		"configs": configs,
+		"params":     params,
+		"sources":    sources,
+		"images":     images,
+		"configs":    configs,
+		"deployment": nil,
+		"labels":     labelValues,
 	}
 	if d := inputs.Deployment; d != nil {
-		ctx["deployment"] = map[string]any{"url": d.URL, "revision": d.Revision}
+		ctx["deployment"] = map[string]any{"url": d.URL, "revision": d.Revision, "name": ""}
 	}
 	for _, key := range ownerKeys {
 		ctx[key] = owner
 	}
-	if s, ok := only(inputs.Sources); ok {
-		ctx["source"] = map[string]any{"url": s.URL, "revision": s.Revision}
+	if len(inputs.Sources) == 1 {
+		for _, s := range sources {
+			ctx["source"] = s
+		}
 	}
 	if v, ok := only(inputs.Images); ok {
 		ctx["image"] = v

@@ -9,7 +9,7 @@ import (
 // A whole-string tag keeps the value's type; a tag inside a longer string becomes text.
 func ExampleStamp() {
 	workload := map[string]any{"metadata": map[string]any{"name": "petclinic"}}
-	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, workload, map[string]any{"replicas": int64(2)}, stamp.Inputs{
+	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, workload, map[string]any{"replicas": int64(2)}, nil, stamp.Inputs{
 		Images: map[string]any{"built": "registry.example.com/petclinic@sha256:1234"},
 	})
 	obj, err := stamp.Stamp([]byte(`{

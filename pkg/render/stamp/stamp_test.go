@@ -34,7 +34,7 @@ func context(inputs stamp.Inputs) map[string]any {
 		"ports":    []any{int64(8080), int64(9090)},
 		"nothing":  nil,
 	}
-	return stamp.NewContext([]string{stamp.OwnerWorkload}, owner(), params, inputs)
+	return stamp.NewContext([]string{stamp.OwnerWorkload}, owner(), params, nil, inputs)
 }
 
 var oneOfEach = stamp.Inputs{
@@ -259,7 +259,7 @@ func TestStampDoesNotAliasContext(t *testing.T) {
 
 // Values that are not unstructured types, e.g. int from a hand-built owner, are normalized.
 func TestStampNormalizesNumbers(t *testing.T) {
-	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, map[string]any{"spec": map[string]any{"n": 3, "f": float32(0.5), "l": []any{int32(1)}}}, nil, stamp.Inputs{})
+	ctx := stamp.NewContext([]string{stamp.OwnerWorkload}, map[string]any{"spec": map[string]any{"n": 3, "f": float32(0.5), "l": []any{int32(1)}}}, nil, nil, stamp.Inputs{})
 	got, err := stamp.Stamp([]byte(`{"n":"$(workload.spec.n)$","f":"$(workload.spec.f)$","l":"$(workload.spec.l)$"}`), ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -271,58 +271,78 @@ func TestStampNormalizesNumbers(t *testing.T) {
 	got.DeepCopy()
 }
 
+// TestNewContext pins the context, which is also a ytt template's data values (one per
+// top-level key), to what Cartographer passes (its reference, A4).
 func TestNewContext(t *testing.T) {
+	owner := map[string]any{"kind": "Workload", "spec": map[string]any{"params": []any{map[string]any{"name": "n", "value": "5"}}}}
+	labels := map[string]string{"carto.run/workload-name": "app", "carto.run/resource-name": "r"}
+	base := func(extra map[string]any) map[string]any {
+		m := map[string]any{
+			"workload": owner, "deliverable": owner, "params": map[string]any{},
+			"sources": map[string]any{}, "images": map[string]any{}, "configs": map[string]any{},
+			"deployment": nil,
+			"labels":     map[string]any{"carto.run/workload-name": "app", "carto.run/resource-name": "r"},
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
 	tests := []struct {
-		name      string
-		ownerKeys []string
-		inputs    stamp.Inputs
-		want      map[string]any
+		name   string
+		params map[string]any
+		inputs stamp.Inputs
+		want   map[string]any
 	}{
 		{
-			name:      "no inputs",
-			ownerKeys: []string{stamp.OwnerWorkload},
-			want: map[string]any{
-				"workload": map[string]any{"kind": "Workload"}, "params": map[string]any{},
-				"sources": map[string]any{}, "images": map[string]any{}, "configs": map[string]any{},
-			},
+			name: "no inputs: empty maps, null deployment, no singulars",
+			want: base(nil),
 		},
 		{
-			name:      "one of each kind adds the singulars",
-			ownerKeys: []string{stamp.OwnerDeliverable},
+			name:   "params keep their types: the string \"5\" stays a string",
+			params: map[string]any{"s": "5", "i": int64(5), "f": 0.5, "b": true, "m": map[string]any{"k": "v"}, "l": []any{"a"}, "z": nil},
+			want: base(map[string]any{"params": map[string]any{
+				"s": "5", "i": int64(5), "f": 0.5, "b": true, "m": map[string]any{"k": "v"}, "l": []any{"a"}, "z": nil,
+			}}),
+		},
+		{
+			name: "one of each kind adds the singulars",
 			inputs: stamp.Inputs{
 				Sources: map[string]stamp.Source{"s": {URL: "u", Revision: "r"}},
 				Images:  map[string]any{"i": "img"},
-				Configs: map[string]any{"c": "cfg"},
+				Configs: map[string]any{"c": map[string]any{"k": "v"}},
 			},
-			want: map[string]any{
-				"deliverable": map[string]any{"kind": "Workload"}, "params": map[string]any{},
-				"sources": map[string]any{"s": map[string]any{"url": "u", "revision": "r"}},
-				"images":  map[string]any{"i": map[string]any{"image": "img"}},
-				"configs": map[string]any{"c": map[string]any{"config": "cfg"}},
-				"source":  map[string]any{"url": "u", "revision": "r"},
+			want: base(map[string]any{
+				"sources": map[string]any{"s": map[string]any{"url": "u", "revision": "r", "name": "s"}},
+				"images":  map[string]any{"i": map[string]any{"image": "img", "name": "i"}},
+				"configs": map[string]any{"c": map[string]any{"config": map[string]any{"k": "v"}, "name": "c"}},
+				"source":  map[string]any{"url": "u", "revision": "r", "name": "s"},
 				"image":   "img",
-				"config":  "cfg",
-			},
+				"config":  map[string]any{"k": "v"},
+			}),
 		},
 		{
-			name:      "two of a kind have no singular",
-			ownerKeys: []string{stamp.OwnerWorkload},
+			name: "two of a kind have no singular",
 			inputs: stamp.Inputs{
 				Sources: map[string]stamp.Source{"a": {URL: "1"}, "b": {URL: "2"}},
 				Images:  map[string]any{"a": "1", "b": "2"},
 				Configs: map[string]any{"a": "1", "b": "2"},
 			},
-			want: map[string]any{
-				"workload": map[string]any{"kind": "Workload"}, "params": map[string]any{},
-				"sources": map[string]any{"a": map[string]any{"url": "1", "revision": nil}, "b": map[string]any{"url": "2", "revision": nil}},
-				"images":  map[string]any{"a": map[string]any{"image": "1"}, "b": map[string]any{"image": "2"}},
-				"configs": map[string]any{"a": map[string]any{"config": "1"}, "b": map[string]any{"config": "2"}},
-			},
+			want: base(map[string]any{
+				"sources": map[string]any{"a": map[string]any{"url": "1", "revision": nil, "name": "a"}, "b": map[string]any{"url": "2", "revision": nil, "name": "b"}},
+				"images":  map[string]any{"a": map[string]any{"image": "1", "name": "a"}, "b": map[string]any{"image": "2", "name": "b"}},
+				"configs": map[string]any{"a": map[string]any{"config": "1", "name": "a"}, "b": map[string]any{"config": "2", "name": "b"}},
+			}),
+		},
+		{
+			name:   "a deployment has an empty name",
+			inputs: stamp.Inputs{Deployment: &stamp.Source{URL: "u", Revision: "r"}},
+			want:   base(map[string]any{"deployment": map[string]any{"url": "u", "revision": "r", "name": ""}}),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := stamp.NewContext(tt.ownerKeys, map[string]any{"kind": "Workload"}, nil, tt.inputs)
+			got := stamp.NewContext([]string{stamp.OwnerWorkload, stamp.OwnerDeliverable}, owner, tt.params, labels, tt.inputs)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("NewContext() = %#v\nwant %#v", got, tt.want)
 			}

@@ -6,6 +6,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // A BlueprintRevision's name and hash are the SHA-256 of the blueprint's spec as encoding/json
@@ -74,6 +75,48 @@ func TestBlueprintSpecEncodingIsStable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := json.Marshal(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("encoding changed, which renames every BlueprintRevision:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// A revision also holds each template's spec as the unstructured converter writes it, hashed
+// the same way; a template without ytt must encode as it did before ytt existed, and one
+// without template must not write "template": null.
+func TestTemplateSpecEncodingIsStable(t *testing.T) {
+	tests := []struct {
+		name string
+		spec TemplateSpec
+		want string
+	}{
+		{
+			name: "template",
+			spec: TemplateSpec{
+				Template:  &TemplateObject{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap"}`)},
+				Params:    []TemplateParam{{Name: "p", Default: apiextensionsv1.JSON{Raw: []byte(`"5"`)}}},
+				Lifecycle: LifecycleMutable,
+			},
+			want: `{"lifecycle":"mutable","params":[{"default":"5","name":"p"}],"template":{"apiVersion":"v1","kind":"ConfigMap"}}`,
+		},
+		{
+			name: "ytt",
+			spec: TemplateSpec{Ytt: "kind: ConfigMap\n"},
+			want: `{"ytt":"kind: ConfigMap\n"}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tpl := &ClusterTemplate{Spec: tt.spec}
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tpl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(u["spec"])
 			if err != nil {
 				t.Fatal(err)
 			}

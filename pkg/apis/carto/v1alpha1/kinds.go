@@ -224,7 +224,7 @@ var (
 		Blueprint:      SupplyChains,
 		BlueprintReady: ConditionSupplyChainReady,
 		CompleteReason: ReasonWorkloadComplete,
-		ContextKeys:    []string{"workload"},
+		ContextKeys:    []string{"workload", "deliverable"},
 		Labels:         OwnerLabels{LabelWorkloadName, LabelWorkloadNamespace, LabelSupplyChainName},
 		Terms: SelectionTerms{
 			Owner: "workload", Blueprint: "supply chain", Blueprints: "supply chains",

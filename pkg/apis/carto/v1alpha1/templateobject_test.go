@@ -40,7 +40,7 @@ func TestTemplateObjectRoundTrip(t *testing.T) {
 			}
 
 			// Nested in a spec, encoding/json compacts the raw bytes but changes nothing else.
-			spec := TemplateSpec{Template: obj}
+			spec := TemplateSpec{Template: &obj}
 			out, err := json.Marshal(spec)
 			if err != nil {
 				t.Fatalf("marshal spec: %v", err)

@@ -9,11 +9,21 @@ import (
 // rules that judge the stamped object. Each kind inlines it into its spec.
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.healthyConditionRule) && has(self.healthRule))",message="set healthyConditionRule or healthRule, not both",fieldPath=".healthyConditionRule"
+// +kubebuilder:validation:XValidation:rule="has(self.template) || (has(self.ytt) && size(self.ytt) > 0)",message="invalid template: must specify one of template or ytt, found neither"
+// +kubebuilder:validation:XValidation:rule="!has(self.template) || !has(self.ytt) || size(self.ytt) == 0",message="invalid template: must specify one of template or ytt, found both"
 // +kubebuilder:validation:XValidation:rule="!has(self.retentionPolicy) || (has(self.lifecycle) && self.lifecycle != 'mutable')",message="retentionPolicy requires lifecycle immutable or tekton",fieldPath=".retentionPolicy"
 type TemplateSpec struct {
 	// Template is the Kubernetes object to stamp, with $(...)$ tags. Its namespace is always the owner's.
-	// +required
-	Template TemplateObject `json:"template"`
+	// Set exactly one of template and ytt.
+	// +optional
+	Template *TemplateObject `json:"template,omitempty"`
+
+	// Ytt is a ytt template whose first YAML document is the object to stamp (DESIGN §11). Each key
+	// of the templating context is one data value: data.values.workload, .params, .sources, .labels
+	// and so on. Its output is not $(...)$-interpolated. Set exactly one of template and ytt.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1048576
+	Ytt string `json:"ytt,omitempty"`
 
 	// Params are the params the template accepts, with their defaults. Supply chains, resources and
 	// owners override the defaults (DESIGN §3.2).

@@ -1,0 +1,65 @@
+package ytt_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/surveyor-dev/surveyor/internal/yttworker"
+	"github.com/surveyor-dev/surveyor/pkg/render"
+	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
+)
+
+// TestMain makes this test binary a ytt worker when FuzzYTT's pool starts it as one.
+func TestMain(m *testing.M) {
+	yttworker.RunIfWorker()
+	os.Exit(m.Run())
+}
+
+var (
+	fuzzPoolOnce sync.Once
+	fuzzPool     *yttworker.Pool
+)
+
+// FuzzYTT feeds arbitrary templates and params to ytt the way the controller does: through
+// its worker pool, whose limits stop any runaway the fuzzer writes (a short time limit
+// keeps loops cheap). Every input gives either YAML documents or an *ytt.Error, never a
+// dead pool; and what a worker outputs, Eval outputs in process too.
+func FuzzYTT(f *testing.F) {
+	for _, tt := range cases {
+		f.Add(tt.template, `{"replicas": 2, "port": "8080"}`)
+	}
+	f.Add("#@ def f(x):\n#@   return {\"a\": x}\n#@ end\nkind: #@ f(1)\n", `{}`)
+	f.Add("#@ for i in range(3):\n- #@ i\n#@ end\n", `{"n": null}`)
+	f.Add("#@ load(\"@ytt:json\", \"json\")\nkind: #@ json.encode([1, 2])\n", `{"a": [1]}`)
+	f.Fuzz(func(t *testing.T, source, params string) {
+		var p any
+		if json.Unmarshal([]byte(params), &p) != nil {
+			t.Skip()
+		}
+		fuzzPoolOnce.Do(func() {
+			var err error
+			if fuzzPool, err = yttworker.New(yttworker.Options{Timeout: 500 * time.Millisecond}); err != nil {
+				panic(err)
+			}
+		})
+		values := map[string]any{"params": p, "workload": map[string]any{"metadata": map[string]any{"name": "app"}}}
+		out, err := fuzzPool.Eval(source, values)
+		var yerr *ytt.Error
+		switch {
+		case err != nil && !errors.As(err, &yerr):
+			t.Fatalf("Eval(%q) = %v, want output or an *ytt.Error", source, err)
+		case err != nil:
+			return
+		}
+		if _, err := render.Documents(out); err != nil {
+			t.Fatalf("Eval(%q) printed %q, which does not read back as YAML: %v", source, out, err)
+		}
+		if local, err := ytt.Eval(source, values); err != nil || string(local) != string(out) {
+			t.Fatalf("Eval(%q): the worker printed %q, in process %q (%v)", source, out, local, err)
+		}
+	})
+}

@@ -1,0 +1,161 @@
+package ytt_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surveyor-dev/surveyor/hack/tools"
+	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
+)
+
+// values are data values as Cartographer passes them for a Workload with a param.
+func values() map[string]any {
+	owner := map[string]any{"apiVersion": "carto.run/v1alpha1", "kind": "Workload",
+		"metadata": map[string]any{"name": "app", "namespace": "dev", "labels": map[string]any{"app": "web"}},
+		"spec":     map[string]any{"params": []any{map[string]any{"name": "port", "value": "8080"}}}}
+	return map[string]any{
+		"workload": owner, "deliverable": owner,
+		"params":  map[string]any{"replicas": int64(2), "port": "8080", "ratio": 0.5, "debug": true},
+		"sources": map[string]any{}, "images": map[string]any{"built": map[string]any{"image": "img:1", "name": "built"}},
+		"configs": map[string]any{}, "deployment": nil, "image": "img:1",
+		"labels": map[string]any{"carto.run/workload-name": "app"},
+	}
+}
+
+// cases are templates with what ytt prints for them, on stdout or (as an *ytt.Error) stderr.
+var cases = []struct {
+	name, template string
+	want, wantErr  string
+}{
+	{
+		name: "data values keep their types",
+		template: `#@ load("@ytt:data", "data")
+#@ p = data.values.params
+kind: ConfigMap
+metadata:
+  name: #@ data.values.workload.metadata.name
+  labels: #@ data.values.labels
+data:
+  types: #@ ",".join([type(p.replicas), type(p.port), type(p.ratio), type(p.debug), type(data.values.deployment)])
+  image: #@ data.values.image
+  deliverable: #@ data.values.deliverable.metadata.name
+`,
+		want: `kind: ConfigMap
+metadata:
+  name: app
+  labels:
+    carto.run/workload-name: app
+data:
+  types: int,string,float,bool,NoneType
+  image: img:1
+  deliverable: app
+`,
+	},
+	{
+		name:     "several documents, empty ones dropped",
+		template: "a: 1\n---\n---\nb: 2\n",
+		want:     "a: 1\n---\nb: 2\n",
+	},
+	{
+		name:     "empty",
+		template: "",
+		want:     "",
+	},
+	{
+		name: "a missing key",
+		template: `#@ load("@ytt:data", "data")
+kind: ConfigMap
+data:
+  q: #@ data.values.params["waciuma-com/quality"]
+`,
+		wantErr: "ytt: Error: \n- key \"waciuma-com/quality\" not in struct\n    in <toplevel>\n      stdin.yml:4 |   q: #@ data.values.params[\"waciuma-com/quality\"]\n",
+	},
+	{
+		name:     "a syntax error",
+		template: "#@ x = \na: 1\n",
+		wantErr:  "stdin.yml:2",
+	},
+	{
+		name:     "a plain comment",
+		template: "a: 1 # a comment\n",
+		want:     "a: 1\n",
+	},
+}
+
+func TestEval(t *testing.T) {
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := ytt.Eval(tt.template, values())
+			checkResult(t, string(out), err, tt.want, tt.wantErr)
+		})
+	}
+}
+
+func checkResult(t *testing.T, out string, err error, want, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		var yerr *ytt.Error
+		if !errors.As(err, &yerr) || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error = %v, want an *ytt.Error containing %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("error = %v", err)
+	}
+	if out != want {
+		t.Errorf("output =\n%s\nwant\n%s", out, want)
+	}
+}
+
+// Eval prints what the ytt binary prints, output and errors alike, given the data values as
+// Cartographer gives them: --data-value-yaml key=<JSON>.
+func TestEvalMatchesTheBinary(t *testing.T) {
+	bin, err := tools.Path("ytt", io.Discard)
+	if err != nil {
+		t.Fatalf("building the ytt binary: %v", err)
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"-f", "-"}
+			flags, err := ytt.DataValues(values())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range flags {
+				args = append(args, "--data-value-yaml", kv)
+			}
+			cmd := exec.Command(bin, args...)
+			cmd.Stdin = strings.NewReader(tt.template)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			runErr := cmd.Run()
+			out, err := ytt.Eval(tt.template, values())
+			if runErr != nil {
+				if err == nil || err.Error() != stderr.String() {
+					t.Errorf("Eval error = %q, the binary printed %q", err, stderr.String())
+				}
+				return
+			}
+			if err != nil || string(out) != stdout.String() {
+				t.Errorf("Eval = %q, %v; the binary printed %q", out, err, stdout.String())
+			}
+		})
+	}
+}
+
+func TestInProcessTimeout(t *testing.T) {
+	start := time.Now()
+	_, err := ytt.InProcess{Timeout: 100 * time.Millisecond}.Eval("#@ for i in range(1000000000):\n#@ end\na: 1\n", nil)
+	if err == nil || err.Error() != "ytt: evaluation exceeded the time limit of 100ms" {
+		t.Fatalf("error = %v, want the time limit", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("returned after %s", d)
+	}
+}
