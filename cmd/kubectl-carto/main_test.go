@@ -39,7 +39,7 @@ func TestOffline(t *testing.T) {
 		{"render-input", []string{"render", "-f", "../../samples", "deliverable/hello-delivered", "--input", "deployer.url=https://example.com/x.git", "--input", "deployer.revision=v2"}, 0, ""},
 		{"lint-samples", []string{"lint", "-f", "../../samples"}, 1, "error: 1 problem in 26 documents\n"},
 		{"lint-rule", []string{"lint", "-f", "../../samples", "--rule", "ClusterTemplate/app-deployment", "--object", "testdata/observed-deployment.yaml"}, 0, ""},
-		{"test-samples", []string{"test", "../../tests/templates"}, 0, "6 cases passed\n"},
+		{"test-samples", []string{"test", "../../tests/templates"}, 0, "10 cases passed\n"},
 		{"test-failing", []string{"test", "../../pkg/templatetest/testdata/suite"}, 1, "error: 1 of 6 cases failed\n"},
 	}
 	for _, tt := range tests {

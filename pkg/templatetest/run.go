@@ -17,6 +17,7 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
 	"github.com/surveyor-dev/surveyor/pkg/render"
+	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
 )
 
 // Run stamps the case's template for its owner through pkg/render, as the controller
@@ -174,7 +175,7 @@ func (c *Case) stampInSupplyChain(owner *render.Owner, tpl v1alpha1.Template) (*
 
 // stamp takes one resource through the Pass and returns its object, or why there is none.
 func stamp(owner *render.Owner, bp *render.Blueprint, res *v1alpha1.BlueprintResource, templates func(kind, name string) (v1alpha1.Template, error), done map[string]*render.Result) (*unstructured.Unstructured, error) {
-	pass := &render.Pass{Owner: owner, Blueprint: bp, Template: templates, Done: done}
+	pass := &render.Pass{Owner: owner, Blueprint: bp, Template: templates, YTT: ytt.InProcess{}, Done: done}
 	out, err := pass.Stamp(res, nil)
 	switch {
 	case err != nil:
