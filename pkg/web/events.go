@@ -196,11 +196,14 @@ func (f *feed) latest() (update, <-chan struct{}) {
 	return f.last, f.next
 }
 
-// publish makes u the latest rendering; streams wake only when the page differs.
+// publish makes u the latest rendering; streams wake when the page differs or is of a later
+// change. A rendering can show a change made after the position it was taken at (the store
+// moved on while it rendered), so the next one can be the same page at a later position,
+// and a stream that has not sent the page yet must see that.
 func (f *feed) publish(u update) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	changed := !f.last.rendered || u.page != f.last.page
+	changed := !f.last.rendered || u.page != f.last.page || u.seq != f.last.seq
 	f.last = u
 	if changed {
 		close(f.next)
