@@ -110,19 +110,14 @@ func Render(in RenderInput) (*Rendering, error) {
 	if in.YTT == nil {
 		in.YTT = ytt.InProcess{}
 	}
-	templates := map[TemplateRef]v1alpha1.Template{}
+	var templates []v1alpha1.Template
 	var blueprints []*Blueprint
 	for _, o := range in.Objects {
 		if t, ok := o.(v1alpha1.Template); ok {
-			templates[TemplateRef{v1alpha1.TemplateKindOf(t).Kind, t.GetName()}] = t
+			templates = append(templates, t)
 		}
 	}
-	get := func(kind, name string) (v1alpha1.Template, error) {
-		if tpl, ok := templates[TemplateRef{kind, name}]; ok {
-			return tpl, nil
-		}
-		return nil, apierrors.NewNotFound(v1alpha1.Resource("templates"), name)
-	}
+	get := Among(templates)
 	for _, o := range in.Objects {
 		if v1alpha1.BlueprintKindOf(o) != owner.Kind.Blueprint {
 			continue
@@ -154,6 +149,21 @@ func Render(in RenderInput) (*Rendering, error) {
 		out.Resources = append(out.Resources, r.resource(&bp.Resources[i]))
 	}
 	return out, nil
+}
+
+// Among reads templates from the given ones alone, the last of a kind and name winning; any
+// other is not found. It serves a Pass without a cluster.
+func Among(templates []v1alpha1.Template) func(kind, name string) (v1alpha1.Template, error) {
+	byRef := make(map[TemplateRef]v1alpha1.Template, len(templates))
+	for _, t := range templates {
+		byRef[TemplateRef{v1alpha1.TemplateKindOf(t).Kind, t.GetName()}] = t
+	}
+	return func(kind, name string) (v1alpha1.Template, error) {
+		if tpl, ok := byRef[TemplateRef{kind, name}]; ok {
+			return tpl, nil
+		}
+		return nil, apierrors.NewNotFound(v1alpha1.Resource("templates"), name)
+	}
 }
 
 // renderer is one Render pass over a blueprint.

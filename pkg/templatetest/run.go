@@ -9,7 +9,6 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -119,7 +118,7 @@ func (c *Case) stampInMock(owner *render.Owner, tpl v1alpha1.Template) (*unstruc
 		}
 	}
 	bp := &render.Blueprint{Kind: owner.Kind.Blueprint, Params: c.BlueprintParams}
-	obj, err := stamp(owner, bp, &res, only(tpl), done)
+	obj, err := stamp(owner, bp, &res, render.Among([]v1alpha1.Template{tpl}), done)
 	if err != nil {
 		return nil, err
 	}
@@ -139,10 +138,7 @@ func (c *Case) stampInSupplyChain(owner *render.Owner, tpl v1alpha1.Template) (*
 		return nil, err
 	}
 	var bp *render.Blueprint
-	var templates []v1alpha1.Template // the template under test first: it wins over one of the same name
-	if tpl != nil {
-		templates = append(templates, tpl)
-	}
+	var templates []v1alpha1.Template
 	for _, d := range docs {
 		obj, err := d.Decode()
 		if err != nil {
@@ -170,7 +166,10 @@ func (c *Case) stampInSupplyChain(owner *render.Owner, tpl v1alpha1.Template) (*
 			done[earlier.Name] = &render.Result{Values: values, Submitted: render.Submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")}
 		}
 	}
-	return stamp(owner, bp, &bp.Resources[i], only(templates...), done)
+	if tpl != nil {
+		templates = append(templates, tpl) // last: it wins over a template of the same name
+	}
+	return stamp(owner, bp, &bp.Resources[i], render.Among(templates), done)
 }
 
 // stamp takes one resource through the Pass and returns its object, or why there is none.
@@ -186,18 +185,6 @@ func stamp(owner *render.Owner, bp *render.Blueprint, res *v1alpha1.BlueprintRes
 		return nil, fmt.Errorf("%s: %s", out.Submitted.Reason, out.Submitted.Message)
 	}
 	return out.Object, nil
-}
-
-// only reads the given templates, and no other.
-func only(templates ...v1alpha1.Template) func(kind, name string) (v1alpha1.Template, error) {
-	return func(kind, name string) (v1alpha1.Template, error) {
-		for _, t := range templates {
-			if v1alpha1.TemplateKindOf(t).Kind == kind && t.GetName() == name {
-				return t, nil
-			}
-		}
-		return nil, apierrors.NewNotFound(v1alpha1.Resource("templates"), name)
-	}
 }
 
 // strip leaves out what the case does not compare: its ignored metadata, and the stamp
