@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	yamlv3 "gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -60,7 +61,7 @@ func (p *Pass) evalYTT(source string, context map[string]any) (obj *unstructured
 func Documents(out []byte) ([][]byte, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
 	var docs [][]byte
-	for {
+	for n := 1; ; n++ {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return docs, nil
@@ -70,10 +71,43 @@ func Documents(out []byte) ([][]byte, error) {
 		}
 		j, err := yaml.YAMLToJSON(doc)
 		if err != nil {
+			if key := badKey(doc); key != "" {
+				return nil, fmt.Errorf("reading the output of the ytt template: document %d: %s; object keys must be strings", n, key)
+			}
 			return nil, fmt.Errorf("reading the output of the ytt template: %w", err)
 		}
 		if !bytes.Equal(j, []byte("null")) {
 			docs = append(docs, j)
 		}
 	}
+}
+
+// badKey says where doc has a map key JSON cannot hold (null, a list or a map; YAMLToJSON's
+// own error prints Go's %!s(<nil>) for them), or "" when it has none.
+func badKey(doc []byte) string {
+	var root yamlv3.Node
+	if yamlv3.Unmarshal(doc, &root) != nil {
+		return ""
+	}
+	var walk func(n *yamlv3.Node) string
+	walk = func(n *yamlv3.Node) string {
+		if n.Kind == yamlv3.AliasNode {
+			return "" // aliases point at nodes walked where they are defined
+		}
+		for i, c := range n.Content {
+			if n.Kind == yamlv3.MappingNode && i%2 == 0 {
+				switch {
+				case c.Kind != yamlv3.ScalarNode:
+					return fmt.Sprintf("line %d has a map key that is not a scalar", c.Line)
+				case c.Tag == "!!null":
+					return fmt.Sprintf("line %d has a map key that is null", c.Line)
+				}
+			}
+			if s := walk(c); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	return walk(&root)
 }

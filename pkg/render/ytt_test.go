@@ -140,3 +140,20 @@ func TestYTTErrorQuotingASecretIsRedacted(t *testing.T) {
 		t.Errorf("ResourceSubmitted = %+v, want the ytt failure without the secret", res.Submitted)
 	}
 }
+
+// Output JSON cannot hold says where it is, in words (not Go's %!s(<nil>)).
+func TestDocumentsWithKeysJSONCannotHold(t *testing.T) {
+	for out, want := range map[string]string{
+		"null: null\n":                 "reading the output of the ytt template: document 1: line 1 has a map key that is null; object keys must be strings",
+		"a:\n  ~: 1\n":                 "reading the output of the ytt template: document 1: line 2 has a map key that is null; object keys must be strings",
+		"---\nk: v\n---\n? [a]\n: b\n": "reading the output of the ytt template: document 2: line 1 has a map key that is not a scalar; object keys must be strings",
+	} {
+		if _, err := render.Documents([]byte(out)); err == nil || err.Error() != want {
+			t.Errorf("Documents(%q) = %v, want %q", out, err, want)
+		}
+	}
+	docs, err := render.Documents([]byte("1: one\ntrue: yes\n---\n"))
+	if err != nil || len(docs) != 1 || string(docs[0]) != `{"1":"one","true":true}` {
+		t.Errorf("Documents with scalar keys = %q, %v", docs, err)
+	}
+}
