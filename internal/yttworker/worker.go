@@ -63,7 +63,11 @@ func serve(budget string, in io.Reader, out io.Writer) error {
 	}
 	// One evaluation at a time, on one processor: a runaway costs one CPU until it is killed.
 	runtime.GOMAXPROCS(1)
-	// The collector works harder near the budget rather than letting garbage reach it.
+	// A worker's live heap is a few MiB and an evaluation allocates about 1 MiB, so the
+	// collector would run every few evaluations at the default GOGC; at 400 it runs a
+	// quarter as often, and an evaluation takes a third less time. Near the budget it
+	// works harder rather than letting garbage reach it.
+	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(limit)
 	if err := limitAddressSpace(limit); err != nil {
 		return err

@@ -3,9 +3,11 @@ package ytt_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,6 +87,66 @@ data:
 		template: "a: 1 # a comment\n",
 		want:     "a: 1\n",
 	},
+	// What Template does in place of ytt's workspace, for its one file.
+	{
+		name: "an overlay document applies to the others",
+		template: `#@ load("@ytt:overlay", "overlay")
+kind: ConfigMap
+data: {a: "1"}
+---
+#@overlay/match by=overlay.all
+---
+data:
+  #@overlay/match missing_ok=True
+  b: "2"
+`,
+		want: "kind: ConfigMap\ndata:\n  a: \"1\"\n  b: \"2\"\n",
+	},
+	{
+		name:     "an overlay that matches nothing",
+		template: "#@ load(\"@ytt:overlay\", \"overlay\")\nkind: A\n---\n#@overlay/match by=overlay.subset({\"kind\": \"B\"})\n---\nkind: C\n",
+		wantErr:  "Expected number of matched nodes to be 1, but was 0",
+	},
+	{
+		name:     "data.list and data.read see the one file",
+		template: "#@ load(\"@ytt:data\", \"data\")\nfiles: #@ data.list()\nsize: #@ len(data.read(\"stdin.yml\"))\n",
+		want:     "files:\n- stdin.yml\nsize: 88\n",
+	},
+	{
+		name:     "data.read of another file",
+		template: "#@ load(\"@ytt:data\", \"data\")\na: #@ data.read(\"other.yml\")\n",
+		wantErr:  "Expected to find file 'other.yml' (hint: only files included via -f flag are available)",
+	},
+	{
+		name:     "loading another file",
+		template: "#@ load(\"helpers.star\", \"f\")\na: 1\n",
+		wantErr:  "Expected to find file 'helpers.star'",
+	},
+	{
+		name:     "loading itself",
+		template: "#@ load(\"stdin.yml\", \"f\")\na: 1\n",
+		wantErr:  "to be a library file, but was not",
+	},
+	{
+		name:     "a private library",
+		template: "#@ load(\"@ytt:library\", \"library\")\na: #@ library.get(\"lib\")\n",
+		wantErr:  "Could not find private library",
+	},
+	{
+		name:     "a library path",
+		template: "#@ load(\"@lib:x.star\", \"f\")\na: 1\n",
+		wantErr:  "Could not find private library",
+	},
+	{
+		name:     "an unknown ytt module",
+		template: "#@ load(\"@ytt:nope\", \"x\")\na: 1\n",
+		wantErr:  "builtin ytt library does not have module 'nope'",
+	},
+	{
+		name:     "a runtime error names the generated code as the binary does",
+		template: "#@ 0%\n",
+		wantErr:  "__ytt_tpl2_start_node",
+	},
 }
 
 func TestEval(t *testing.T) {
@@ -157,5 +219,42 @@ func TestInProcessTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("returned after %s", d)
+	}
+}
+
+// Evaluations of one compiled template at once each get their own output.
+func TestTemplateConcurrently(t *testing.T) {
+	tpl := ytt.Compile("#@ load(\"@ytt:data\", \"data\")\n#@ def f(n):\n#@   return [n] * 200\n#@ end\nv: #@ data.values.n\nl: #@ f(data.values.n)\n")
+	var wg sync.WaitGroup
+	for n := range 8 {
+		wg.Go(func() {
+			for range 20 {
+				out, err := tpl.Eval(map[string]any{"n": n})
+				if err != nil || !strings.HasPrefix(string(out), fmt.Sprintf("v: %d\nl:\n- %d\n", n, n)) {
+					t.Errorf("Eval(n=%d) = %.40q, %v", n, out, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// A data values document has no place in a template: the context is the data values.
+func TestDataValuesDocumentRejected(t *testing.T) {
+	_, err := ytt.Eval("#@data/values\n---\na: 1\n", values())
+	want := "ytt: Error: stdin.yml:2: a template may not hold a @data/values document: its data values are the templating context\n"
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+}
+
+// Values with a character YAML does not allow are rejected as the binary rejects them.
+func TestValuesYAMLDoesNotAllow(t *testing.T) {
+	flags := []string{"params={\"a\":\"\u007f\"}"}
+	_, err := ytt.EvalFlags("a: 1\n", flags)
+	_, want := referenceEval("a: 1\n", flags)
+	if err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("error = %v, want %v", err, want)
 	}
 }
