@@ -17,5 +17,8 @@
 //	focus, ignoreMetadata, ignoreOwnerRefs, ignoreLabels: BOOL
 //	ignoreMetadataFields: [FIELD]
 //
-// Paths are relative to the directory of the info.yaml that names them.
+// Paths are relative to the directory of the info.yaml that names them. A template or supply
+// chain file with a yttPath (or beside template-ytt-values.yaml, supply-chain-ytt-values.yaml)
+// is a ytt file: it is first run through ytt with that data values file (plain YAML, or a
+// @data/values document), and what ytt prints is the template or the supply chain.
 package templatetest

@@ -1,7 +1,6 @@
 package templatetest
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/manifest"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
 )
@@ -28,13 +26,10 @@ func (c *Case) Run() (string, error) {
 		return "", fmt.Errorf("a case needs a template (or a supply chain holding it), a workload and an expected object; it has template %q, supply chain %v, workload %q, expected %q",
 			c.Template, c.SupplyChain, c.Workload, c.Expected)
 	}
-	if c.TemplateYttValues != "" || c.SupplyChainYttValues != "" {
-		return "", errors.New("preprocessing the template or the supply chain with ytt data values is not supported")
-	}
 	var tpl v1alpha1.Template
 	if c.Template != "" {
 		var err error
-		if tpl, err = readTemplate(c.Template); err != nil {
+		if tpl, err = readTemplate(c.Template, c.TemplateYttValues); err != nil {
 			return "", err
 		}
 	}
@@ -133,7 +128,7 @@ func (c *Case) stampInMock(owner *render.Owner, tpl v1alpha1.Template) (*unstruc
 // with the given outputs of the resources before it. The template under test, when there
 // is one, serves the resource, and so do the templates among the supply chain's files.
 func (c *Case) stampInSupplyChain(owner *render.Owner, tpl v1alpha1.Template) (*unstructured.Unstructured, error) {
-	docs, err := manifest.Read(c.SupplyChain...)
+	docs, err := read(c.SupplyChainYttValues, c.SupplyChain...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,8 +213,8 @@ func (c *Case) strip(obj *unstructured.Unstructured) {
 	}
 }
 
-func readTemplate(path string) (v1alpha1.Template, error) {
-	obj, err := readOne(path)
+func readTemplate(path, yttValues string) (v1alpha1.Template, error) {
+	obj, err := readOne(path, yttValues)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +229,7 @@ func readTemplate(path string) (v1alpha1.Template, error) {
 }
 
 func readOwner(path string) (*render.Owner, error) {
-	obj, err := readOne(path)
+	obj, err := readOne(path, "")
 	if err != nil {
 		return nil, err
 	}
@@ -245,8 +240,8 @@ func readOwner(path string) (*render.Owner, error) {
 	return render.NewOwner(o)
 }
 
-func readOne(path string) (v1alpha1.Object, error) {
-	docs, err := manifest.Read(path)
+func readOne(path, yttValues string) (v1alpha1.Object, error) {
+	docs, err := read(yttValues, path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package templatetest_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,5 +78,46 @@ func TestSamples(t *testing.T) {
 	}
 	if !passed || len(results) < 6 {
 		t.Errorf("%d cases, passed %t", len(results), passed)
+	}
+}
+
+// A template or a supply chain kept as a ytt file is preprocessed with its data values file
+// (given.template.yttPath, given.supplyChain.yttPath, or their default files), plain or
+// annotated @data/values, before it is stamped.
+func TestPreprocessWithYTT(t *testing.T) {
+	cases, err := templatetest.Load("testdata/preprocess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, passed := templatetest.RunAll(cases)
+	if len(results) != 2 {
+		t.Fatalf("%d results, want 2", len(results))
+	}
+	for _, r := range results {
+		if !r.Passed() {
+			t.Errorf("%s: %v\n%s", r.Case.Name, r.Err, r.Diff)
+		}
+	}
+	if !passed {
+		t.Error("the suite failed")
+	}
+}
+
+// A data value the ytt file needs and its values file lacks fails the case with ytt's error.
+func TestPreprocessError(t *testing.T) {
+	cases, err := templatetest.Load("testdata/preprocess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(cases, func(c *templatetest.Case) bool { return c.Name == "preprocess/template" })
+	if i < 0 {
+		t.Fatal("no case preprocess/template")
+	}
+	cases = cases[i:]
+	cases[0].TemplateYttValues = "testdata/preprocess/supply-chain/supply-chain-ytt-values.yaml"
+	_, err = cases[0].Run()
+	want := "preprocessing testdata/preprocess/template/template.yaml with ytt data values testdata/preprocess/supply-chain/supply-chain-ytt-values.yaml: ytt: Error: \n- struct has no .name field or method"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %v, want it to start with %q", err, want)
 	}
 }

@@ -53,7 +53,8 @@ func benchTemplate(b *testing.B) string {
 }
 
 // BenchmarkStamp is one stamp of testdata/deployment.yml (102 lines: helper functions, the
-// struct, json and yaml modules) in each of the ways it can be evaluated: in process, in a
+// struct, json and yaml modules) in each of the ways it can be evaluated: in process, in
+// process by ytt's own pipeline (its workspace, which compiles at each evaluation), in a
 // worker (new data values each time, as when an input changed; and the same values, which
 // the pool remembers), and by running the ytt binary once, as Cartographer does per stamp.
 func BenchmarkStamp(b *testing.B) {
@@ -62,6 +63,18 @@ func BenchmarkStamp(b *testing.B) {
 		b.ReportAllocs()
 		for i := range b.N {
 			if _, err := ytt.Eval(source, benchValues(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("workspace", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			flags, err := ytt.DataValues(benchValues(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := referenceEval(source, flags); err != nil {
 				b.Fatal(err)
 			}
 		}
