@@ -68,6 +68,8 @@ type RunnableReconciler struct {
 	created createdObjects
 	// echoes are the Runnable statuses this reconciler wrote.
 	echoes *echo.Echoes
+	// pace spaces the runs of a Runnable that creates them back to back.
+	pace runPacer
 }
 
 // setupRunnables registers the Runnable reconciler, its caches and its indexes with the
@@ -235,13 +237,14 @@ func (r *RunnableReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	case err != nil:
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: obs.deferred}, nil
 }
 
 // forget drops what the reconciler keeps about a Runnable that is gone or going.
 func (r *RunnableReconciler) forget(req ctrl.Request) {
 	r.created.forgetOwner(req.NamespacedName)
 	r.watch.Forget(req)
+	r.pace.forget(req.NamespacedName)
 }
 
 // runnableStatus computes a Runnable's whole status from an observation: a pure function

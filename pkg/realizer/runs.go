@@ -37,6 +37,8 @@ type runObservation struct {
 	runsKnown bool
 	// outputs replace status.outputs when not nil.
 	outputs map[string]apiextensionsv1.JSON
+	// deferred is how long the new run the stamp calls for waits for the Runnable's pace.
+	deferred time.Duration
 }
 
 // runRealization is one pass over a Runnable, with the cluster around the pure steps of
@@ -114,7 +116,16 @@ func (rz *runRealization) realize() (*runObservation, error) {
 		return fail(err, v1alpha1.ReasonFailedToListCreatedObjects, "unable to list objects in namespace [%s] with labels [%v]: %v",
 			ns, map[string]string{v1alpha1.LabelRunnableName: rz.rn.Name, v1alpha1.LabelRunTemplateName: name}, err)
 	}
-	if n := len(runs); n == 0 || !render.SameRun(runs[n-1], stamped) {
+	n := len(runs)
+	newRun := n == 0 || !render.SameRun(runs[n-1], stamped)
+	if newRun && n > 0 {
+		obs.deferred = rz.r.pace.wait(rz.req.NamespacedName, rz.r.now().Time)
+	}
+	switch {
+	case obs.deferred > 0:
+		rz.events.Add(v1alpha1.EventRunDeferred, "Deferred a new run for %s: a Runnable creates %d runs at once, then one every %s",
+			obs.deferred.Round(time.Second), runBurst, runPace)
+	case newRun:
 		created, err := rz.create(stamped, name)
 		if err != nil {
 			obs.runs, obs.runsKnown = runs, true

@@ -23,28 +23,10 @@ const restartRunnables = 20
 // does the restart write any Runnable's status.
 func TestRestartCreatesNoRun(t *testing.T) {
 	ns := newNamespace(t, "faults-runnable")
-	tpl := &v1alpha1.ClusterRunTemplate{ObjectMeta: metav1.ObjectMeta{Name: "faults-restart-run"}}
-	// A ConfigMap run, which the stamper may create; its spec is dropped by the API server.
-	if err := json.Unmarshal([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"$(runnable.metadata.name)$-"},`+
-		`"spec":{},"data":{"revision":"$(runnable.spec.inputs.revision)$"}}`), &tpl.Spec.Template); err != nil {
-		t.Fatal(err)
-	}
-	env.CreateAll(ctx, t, tpl)
+	tpl := configMapRunTemplate(t, "faults-restart-run", "$(runnable.spec.inputs.revision)$")
 	c := launchController(t, "surveyor-runnable-restart")
 	c.waitLeader(t, 2*time.Minute)
-	for i := range restartRunnables {
-		rn := &v1alpha1.Runnable{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%02d", i), Namespace: ns},
-			Spec: v1alpha1.RunnableSpec{
-				RunTemplateRef:     v1alpha1.RunTemplateReference{Name: tpl.Name},
-				ServiceAccountName: stamper,
-				Inputs:             map[string]apiextensionsv1.JSON{"revision": {Raw: []byte(fmt.Sprintf(`"r%d"`, i))}},
-			},
-		}
-		if err := k8s.Create(ctx, rn); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createRunnables(t, ns, tpl.Name, restartRunnables)
 	eventually(t, 2*time.Minute, func() (bool, string) {
 		runs, statuses := runnableState(t, ns)
 		return len(runs) == restartRunnables && len(statuses) == restartRunnables,
@@ -108,4 +90,36 @@ func runnableState(t *testing.T, ns string) (map[string]bool, map[string]string)
 		statuses[rn.Name] = rn.ResourceVersion + " " + string(status)
 	}
 	return runs, statuses
+}
+
+// configMapRunTemplate creates a ClusterRunTemplate of ConfigMap runs, which the stamper may
+// create, whose data.revision is revision; its spec is dropped by the API server.
+func configMapRunTemplate(t *testing.T, name, revision string) *v1alpha1.ClusterRunTemplate {
+	t.Helper()
+	tpl := &v1alpha1.ClusterRunTemplate{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := json.Unmarshal([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"$(runnable.metadata.name)$-"},`+
+		`"spec":{},"data":{"revision":"`+revision+`"}}`), &tpl.Spec.Template); err != nil {
+		t.Fatal(err)
+	}
+	env.CreateAll(ctx, t, tpl)
+	return tpl
+}
+
+// createRunnables creates n Runnables of template in ns as the stamper, run-00 to run-<n-1>,
+// each with its own revision input.
+func createRunnables(t *testing.T, ns, template string, n int) {
+	t.Helper()
+	for i := range n {
+		rn := &v1alpha1.Runnable{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%02d", i), Namespace: ns},
+			Spec: v1alpha1.RunnableSpec{
+				RunTemplateRef:     v1alpha1.RunTemplateReference{Name: template},
+				ServiceAccountName: stamper,
+				Inputs:             map[string]apiextensionsv1.JSON{"revision": {Raw: []byte(fmt.Sprintf(`"r%d"`, i))}},
+			},
+		}
+		if err := k8s.Create(ctx, rn); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -159,6 +159,8 @@ const (
 	EventResourceHealthyStatusChanged = "ResourceHealthyStatusChanged"
 	// EventStampedObjectApplied is recorded when a stamped object is created or changed.
 	EventStampedObjectApplied = "StampedObjectApplied"
+	// EventRunDeferred is recorded when a Runnable's new run waits for its pace (DESIGN §12).
+	EventRunDeferred = "RunDeferred"
 	// EventStampedObjectRemoved is recorded when a stamped object is pruned.
 	EventStampedObjectRemoved = "StampedObjectRemoved"
 	// EventResourceOutputChanged is recorded when a resource's output digest changes.
