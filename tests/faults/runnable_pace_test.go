@@ -50,7 +50,9 @@ func TestRunawayRunnableIsPacedAndStallsNoOther(t *testing.T) {
 		}
 		return true, ""
 	})
-	if runs := runsOf(t, runawayNS); runs < 6 {
+	runs := runsOf(t, runawayNS)
+	t.Logf("the runaway Runnable has %d runs after %s", runs, time.Since(start).Round(time.Second))
+	if runs < 6 {
 		t.Errorf("the runaway Runnable has %d runs: it did not run away, so the test proves nothing", runs)
 	}
 	eventually(t, time.Minute, func() (bool, string) {
