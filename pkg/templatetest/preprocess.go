@@ -3,7 +3,6 @@ package templatetest
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	uierrs "github.com/cppforlife/go-cli-ui/errors"
 
 	"github.com/surveyor-dev/surveyor/pkg/manifest"
+	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
 )
 
 // read reads the documents of paths, first preprocessed with ytt when values (a data values
@@ -49,17 +49,9 @@ func preprocess(values string, paths []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	result := opts.RunWithFiles(yttcmd.Input{Files: fs}, quietUI{})
+	result := opts.RunWithFiles(yttcmd.Input{Files: fs}, ytt.QuietUI{})
 	if result.Err != nil {
 		return nil, fmt.Errorf("preprocessing %s with ytt data values %s: ytt: Error: %s", strings.Join(paths, ", "), values, uierrs.NewMultiLineError(result.Err))
 	}
 	return result.DocSet.AsBytes()
 }
-
-// quietUI drops what ytt would print besides its result.
-type quietUI struct{}
-
-func (quietUI) Printf(string, ...any)  {}
-func (quietUI) Debugf(string, ...any)  {}
-func (quietUI) Warnf(string, ...any)   {}
-func (quietUI) DebugWriter() io.Writer { return io.Discard }

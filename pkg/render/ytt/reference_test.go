@@ -3,7 +3,6 @@ package ytt_test
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	yttcmd "carvel.dev/ytt/pkg/cmd/template"
 	"carvel.dev/ytt/pkg/files"
@@ -27,16 +26,9 @@ func referenceEval(source string, flags []string) (out []byte, err error) {
 	}
 	opts := yttcmd.NewOptions()
 	opts.DataValuesFlags.KVsFromYAML = flags
-	result := opts.RunWithFiles(yttcmd.Input{Files: []*files.File{file}}, quietUI{})
+	result := opts.RunWithFiles(yttcmd.Input{Files: []*files.File{file}}, ytt.QuietUI{})
 	if result.Err != nil {
 		return nil, errors.New(ytt.GeneratedName(fmt.Sprintf("ytt: Error: %s\n", uierrs.NewMultiLineError(result.Err))))
 	}
 	return result.DocSet.AsBytes()
 }
-
-type quietUI struct{}
-
-func (quietUI) Printf(string, ...any)  {}
-func (quietUI) Debugf(string, ...any)  {}
-func (quietUI) Warnf(string, ...any)   {}
-func (quietUI) DebugWriter() io.Writer { return io.Discard }

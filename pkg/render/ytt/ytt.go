@@ -187,7 +187,7 @@ func (t *Template) eval(flags []string) (out []byte, err error) {
 	defer t.mu.Unlock()
 	l := &loader{tpl: t.tpl, source: t.source}
 	data := core.NewGoValueWithOpts(values, core.GoValueOpts{MapIsStruct: true}).AsStarlarkValue()
-	l.api = yttlibrary.NewAPI(t.tpl.TplReplaceNode, yttlibrary.NewDataModule(data, l), libraryModule, quietUI{})
+	l.api = yttlibrary.NewAPI(t.tpl.TplReplaceNode, yttlibrary.NewDataModule(data, l), libraryModule, QuietUI{})
 	_, result, err := t.tpl.Eval(&starlark.Thread{Name: "template=" + FileName, Load: l.Load}, l)
 	if err != nil {
 		return nil, yttError(err)
@@ -375,13 +375,14 @@ var libraryModule = starlark.StringDict{
 	},
 }
 
-// quietUI drops what ytt would print besides its result: warnings and debug output.
-type quietUI struct{}
+// QuietUI is ytt's UI that drops what ytt would print besides its result: warnings and
+// debug output.
+type QuietUI struct{}
 
-func (quietUI) Printf(string, ...any)  {}
-func (quietUI) Debugf(string, ...any)  {}
-func (quietUI) Warnf(string, ...any)   {}
-func (quietUI) DebugWriter() io.Writer { return io.Discard }
+func (QuietUI) Printf(string, ...any)  {}
+func (QuietUI) Debugf(string, ...any)  {}
+func (QuietUI) Warnf(string, ...any)   {}
+func (QuietUI) DebugWriter() io.Writer { return io.Discard }
 
 // cache keeps compiled templates by source, within a bound on the sources' total size.
 type cache struct {
