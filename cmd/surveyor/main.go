@@ -50,7 +50,7 @@ func run() error {
 		metricsAddr, probeAddr, pprofAddr, leaderNamespace string
 		digestKeyNamespace                                 string
 		metricsCertDir, metricsCertName, metricsKeyName    string
-		leaderElect                                        bool
+		leaderElect, kstatusConditions                     bool
 		qps                                                float64
 		burst, concurrency                                 int
 	)
@@ -63,6 +63,7 @@ func run() error {
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 8, "Reconciles each controller runs at once; reconciles wait on the API server, not the CPU.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Hold a leader-election lease so that only one replica reconciles at a time.")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
+	flag.BoolVar(&kstatusConditions, "kstatus-conditions", false, "Also give Workloads and Deliverables kstatus's Stalled (while Ready is False for a failure only a change can fix) and Reconciling (while Ready is otherwise not True), so that tools waiting with kstatus fail fast; off by default, since Cartographer's condition lists are exact.")
 	flag.StringVar(&digestKeyNamespace, "digest-key-namespace", digestkey.DefaultNamespace, "Namespace of the Secret "+digestkey.Secret+", which holds the key of the digests of Secret-derived outputs (created when missing).")
 	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease over.")
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down (and exits); raise it to ride out longer API server outages.")
@@ -125,7 +126,7 @@ func run() error {
 	}
 
 	ctx := ctrl.SetupSignalHandler()
-	if err := realizer.Setup(ctx, mgr, realizer.Options{DigestKeyNamespace: digestKeyNamespace}); err != nil {
+	if err := realizer.Setup(ctx, mgr, realizer.Options{DigestKeyNamespace: digestKeyNamespace, KStatusConditions: kstatusConditions}); err != nil {
 		return fmt.Errorf("setting up the realizer: %w", err)
 	}
 

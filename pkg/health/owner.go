@@ -186,3 +186,39 @@ func status(c *metav1.Condition) metav1.ConditionStatus {
 	}
 	return metav1.ConditionUnknown
 }
+
+// terminal are the reasons of a False Ready that no retry fixes (DESIGN §13): no usable
+// blueprint, a template that cannot be stamped or that the API server rejects, an invalid
+// rule. The owner, its blueprint or a template must change.
+var terminal = map[string]bool{
+	v1alpha1.ReasonWorkloadLabelsMissing: true, v1alpha1.ReasonSupplyChainNotFound: true, v1alpha1.ReasonMultipleSupplyChainMatches: true,
+	v1alpha1.ReasonDeliverableLabelsMissing: true, v1alpha1.ReasonDeliveryNotFound: true, v1alpha1.ReasonMultipleDeliveryMatches: true,
+	v1alpha1.ReasonTemplatesNotFound: true, v1alpha1.ReasonRevisionNotTrusted: true,
+	v1alpha1.ReasonTemplateStampFailure: true, v1alpha1.ReasonTemplateRejectedByAPIServer: true,
+	v1alpha1.ReasonTemplateOptionsMatchError: true, v1alpha1.ReasonResolveTemplateOptionsError: true,
+	v1alpha1.ReasonInvalidHealthRule: true, v1alpha1.ReasonInvalidConditionRule: true,
+}
+
+// KStatus is what an owner says to tools that wait on objects generically (cli-utils'
+// kstatus): Stalled while Ready is False for a terminal reason, or a resource's health rule
+// is invalid (its Healthy stays Unknown), so that they fail at once; otherwise Reconciling
+// while Ready is not True; nothing once it is. Both are abnormal-true, present only while
+// True, and carry the failure's reason and message.
+func KStatus(ready metav1.Condition, resources []ResourceCondition) []metav1.Condition {
+	if ready.Status == metav1.ConditionTrue {
+		return nil
+	}
+	c := metav1.Condition{Type: v1alpha1.ConditionReconciling, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: ready.Message, ObservedGeneration: ready.ObservedGeneration}
+	if ready.Status == metav1.ConditionFalse && terminal[ready.Reason] {
+		c.Type = v1alpha1.ConditionStalled
+	}
+	for _, r := range resources {
+		if c.Type == v1alpha1.ConditionReconciling && r.Condition != nil && r.Condition.Reason == v1alpha1.ReasonInvalidHealthRule {
+			c.Type, c.Reason, c.Message = v1alpha1.ConditionStalled, r.Condition.Reason, fmt.Sprintf("resource [%s]: %s", r.Name, r.Condition.Message)
+		}
+	}
+	if c.Reason == "" {
+		c.Reason = v1alpha1.ReasonUnknown
+	}
+	return []metav1.Condition{c}
+}

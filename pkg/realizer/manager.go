@@ -96,6 +96,8 @@ type Options struct {
 	// YTT evaluates the templates written in ytt; nil means a pool of worker processes of
 	// this binary (internal/yttworker), whose main must call yttworker.RunIfWorker first.
 	YTT render.YTT
+	// KStatusConditions adds kstatus's Stalled and Reconciling to owners (DESIGN §13).
+	KStatusConditions bool
 }
 
 // Setup registers the realizer's indexes, reconcilers and metrics with the manager. It reads
@@ -139,6 +141,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}
 		or := newOwnerReconciler(mgr, kind, status, recorder, imp, stamp.KeyedDigest(key))
 		or.ytt = evaluator
+		or.kstatus = opts.KStatusConditions
 		if err := or.SetupWithManager(mgr); err != nil {
 			return err
 		}

@@ -77,6 +77,8 @@ type OwnerReconciler struct {
 	secretDigest stamp.Digester
 	// ytt evaluates the templates written in ytt (Options.YTT).
 	ytt render.YTT
+	// kstatus adds Stalled and Reconciling to owners (Options.KStatusConditions).
+	kstatus bool
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
@@ -165,7 +167,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		return ctrl.Result{}, realizeErr
 	}
 	now := r.now()
-	*st = ownerStatus(r.kind, orig.GetOwnerStatus(), obs, owner.GetGeneration(), now)
+	*st = ownerStatus(r.kind, orig.GetOwnerStatus(), obs, owner.GetGeneration(), now, r.kstatus)
 	if obs.revision != "" {
 		// The owner's rollout record moves with what was just realized, in the same write.
 		st.Rollout = obs.record

@@ -39,8 +39,9 @@ type observation struct {
 
 // ownerStatus computes the whole status from an observation: a pure function of the
 // previous status (for transition times and the last good generation), what was
-// observed, the owner's generation and the time.
-func ownerStatus(kind *v1alpha1.OwnerKind, prev *v1alpha1.OwnerStatus, obs *observation, generation int64, now metav1.Time) v1alpha1.OwnerStatus {
+// observed, the owner's generation and the time. With kstatus the owner also carries
+// kstatus's Stalled or Reconciling, last (health.KStatus).
+func ownerStatus(kind *v1alpha1.OwnerKind, prev *v1alpha1.OwnerStatus, obs *observation, generation int64, now metav1.Time, kstatus bool) v1alpha1.OwnerStatus {
 	st := v1alpha1.OwnerStatus{ObservedGeneration: generation, BlueprintRevision: obs.revision}
 	if obs.revision != "" {
 		// The rollout record is the blueprint reconciler's to write; it is kept as it was.
@@ -61,9 +62,12 @@ func ownerStatus(kind *v1alpha1.OwnerKind, prev *v1alpha1.OwnerStatus, obs *obse
 		})
 		owner := []metav1.Condition{bp, ready, available}
 		for _, c := range prev.Conditions {
-			if !slices.Contains(kind.ConditionTypes(), c.Type) {
+			if !slices.Contains(kind.ConditionTypes(), c.Type) && c.Type != v1alpha1.ConditionStalled && c.Type != v1alpha1.ConditionReconciling {
 				owner = append(owner, c)
 			}
+		}
+		if kstatus {
+			owner = append(owner, health.KStatus(ready, nil)...)
 		}
 		st.Conditions = mergeConditions(prev.Conditions, owner, now)
 		return st
@@ -121,6 +125,9 @@ func ownerStatus(kind *v1alpha1.OwnerKind, prev *v1alpha1.OwnerStatus, obs *obse
 	owner := []metav1.Condition{bp, submitted, healthy, ready, available}
 	for _, c := range workitems.OwnerConditions(rules) {
 		owner = append(owner, render.WithGeneration(c, generation))
+	}
+	if kstatus {
+		owner = append(owner, health.KStatus(ready, healths)...)
 	}
 	st.Conditions = mergeConditions(prev.Conditions, owner, now)
 	return st

@@ -120,7 +120,7 @@ func TestWorkloadStatus(t *testing.T) {
 			if kind == nil {
 				kind = v1alpha1.Workloads
 			}
-			got := ownerStatus(kind, &tt.prev, &tt.obs, gen, now)
+			got := ownerStatus(kind, &tt.prev, &tt.obs, gen, now, false)
 			ignore := cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime", "ObservedGeneration")
 			if diff := cmp.Diff(tt.want, got.Conditions, ignore); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)

@@ -28,6 +28,12 @@ const (
 	ConditionHealthy = "Healthy"
 	// ConditionTemplatesReady is True on a blueprint when every template it references exists.
 	ConditionTemplatesReady = "TemplatesReady"
+	// ConditionStalled and ConditionReconciling are kstatus's abnormal-true conditions, on
+	// owners only with --kstatus-conditions (DESIGN §13), after all others and present only
+	// while True: Stalled while Ready is False for a failure only a change of the owner, its
+	// blueprint or a template can fix; Reconciling while Ready is otherwise not True.
+	ConditionStalled     = "Stalled"
+	ConditionReconciling = "Reconciling"
 )
 
 // Reasons of SupplyChainReady / DeliveryReady, Ready and TemplatesReady.
