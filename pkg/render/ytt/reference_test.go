@@ -28,7 +28,7 @@ func referenceEval(source string, flags []string) (out []byte, err error) {
 	opts.DataValuesFlags.KVsFromYAML = flags
 	result := opts.RunWithFiles(yttcmd.Input{Files: []*files.File{file}}, ytt.QuietUI{})
 	if result.Err != nil {
-		return nil, errors.New(ytt.GeneratedName(fmt.Sprintf("ytt: Error: %s\n", uierrs.NewMultiLineError(result.Err))))
+		return nil, errors.New(ytt.Deterministic(fmt.Sprintf("ytt: Error: %s\n", uierrs.NewMultiLineError(result.Err))))
 	}
 	return result.DocSet.AsBytes()
 }

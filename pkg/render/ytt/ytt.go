@@ -39,6 +39,8 @@ const FileName = "stdin.yml"
 // stderr ("ytt: Error: ...", with the file and line), or the limit the evaluation exceeded.
 type Error struct {
 	Text string
+	// Limit is set when the evaluation exceeded a limit rather than failed on its own.
+	Limit bool
 }
 
 // Error implements error.
@@ -46,28 +48,59 @@ func (e *Error) Error() string { return e.Text }
 
 // TimeoutError is the *Error of an evaluation that took longer than limit.
 func TimeoutError(limit time.Duration) *Error {
-	return &Error{Text: fmt.Sprintf("ytt: evaluation exceeded the time limit of %s", limit)}
+	return &Error{Text: fmt.Sprintf("ytt: evaluation exceeded the time limit of %s", limit), Limit: true}
 }
 
 // MemoryError is the *Error of an evaluation that took more memory than limit bytes.
 func MemoryError(limit int64) *Error {
-	return &Error{Text: fmt.Sprintf("ytt: evaluation exceeded the memory limit of %d MiB", limit>>20)}
+	return &Error{Text: fmt.Sprintf("ytt: evaluation exceeded the memory limit of %d MiB", limit>>20), Limit: true}
 }
 
-// yttError is the *Error of err as the binary prints it.
+// yttError is the *Error of err as the binary prints it, made deterministic.
 func yttError(err error) *Error {
-	return &Error{Text: GeneratedName(fmt.Sprintf("ytt: Error: %s\n", uierrs.NewMultiLineError(err)))}
+	return &Error{Text: Deterministic(fmt.Sprintf("ytt: Error: %s\n", uierrs.NewMultiLineError(err)))}
 }
 
-// generated is a name in the code ytt generates from a template, which its messages may
-// quote; the number counts the templates the process has compiled.
-var generated = regexp.MustCompile(`__ytt_tpl[0-9]+_`)
+var (
+	// generated is a name in the code ytt generates from a template, which its messages may
+	// quote; the number counts the templates the process has compiled.
+	generated = regexp.MustCompile(`__ytt_tpl[0-9]+_`)
+	// backtrace is how ytt opens the Go stack it adds to the message of a builtin that
+	// panicked (a value it cannot convert, say), which ends with a line holding ")".
+	backtrace = regexp.MustCompile(` \(backtrace: goroutine [0-9]+ \[running\]:$`)
+)
 
-// GeneratedName gives the names of generated code in msg the number the binary gives them
-// (2: it compiles one template for -f -), so that a message does not depend on how many
-// templates the process compiled before: a status would change with each evaluation.
-func GeneratedName(msg string) string {
-	return generated.ReplaceAllLiteralString(msg, "__ytt_tpl2_")
+// Deterministic is a ytt message as it reads whatever the process did before, so that a
+// status does not change from one evaluation to the next: the names of generated code get
+// the number the binary gives them (2: it compiles one template for -f -), and a Go stack
+// ytt adds to a builtin's panic (goroutine numbers, addresses, paths of this build) is left
+// out, its "reason:" block with it.
+func Deterministic(msg string) string {
+	msg = generated.ReplaceAllLiteralString(msg, "__ytt_tpl2_")
+	if !strings.Contains(msg, " (backtrace: goroutine ") {
+		return msg
+	}
+	lines := strings.Split(msg, "\n")
+	out := make([]string, 0, len(lines))
+	stack := false // within a backtrace's "reason:" block
+	opened := false // a backtrace was opened and its block not yet met
+	for _, line := range lines {
+		switch {
+		case stack:
+			stack = strings.TrimSpace(line) != ")"
+			continue
+		case backtrace.MatchString(line):
+			line, opened = backtrace.ReplaceAllLiteralString(line, ""), true
+		case opened && strings.TrimSpace(line) == "reason:":
+			opened, stack = false, true
+			if n := len(out); n > 0 && strings.TrimSpace(out[n-1]) == "" {
+				out = out[:n-1]
+			}
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }
 
 // Eval evaluates source with values, one data value per top-level key, and returns the
