@@ -97,13 +97,16 @@ func (p *Pool) Eval(source string, values map[string]any) ([]byte, error) {
 	}
 	key := memoKey(source, flags)
 	if r, ok := p.memo.Get(key); ok {
+		evaluations.WithLabelValues("remembered").Inc()
 		return r.(result).out, r.(result).err
 	}
 	req := request{Source: []byte(source), Flags: make([][]byte, len(flags))}
 	for i, f := range flags {
 		req.Flags[i] = []byte(f)
 	}
+	start := time.Now()
 	out, deterministic, err := p.eval(req)
+	observe(start, err)
 	if deterministic && len(out) <= memoMaxOutput {
 		p.memo.Add(key, result{out, err})
 	}

@@ -146,7 +146,16 @@ var (
 	celCache    = newCache[*compiled](maxCachedPrograms)
 	celCompiles atomic.Uint64
 	celEnv      = sync.OnceValues(newCELEnv)
+	// celEvaluations, celCost and celStopped count the evaluations run (not those a scope
+	// remembered), the cost charged for them, and those stopped at a limit.
+	celEvaluations, celCost, celStopped atomic.Uint64
 )
+
+// CELEvaluations returns how many CEL evaluations ran since the process started, the cost
+// charged for them in cel-go's units, and how many were stopped at a limit (cost, time, size).
+func CELEvaluations() (evaluations, cost, stopped uint64) {
+	return celEvaluations.Load(), celCost.Load(), celStopped.Load()
+}
 
 // celEnvironment is the one environment every expression is compiled in, with the dispatcher
 // guardDecorator finds the guarded functions' implementations in.

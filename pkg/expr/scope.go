@@ -80,6 +80,11 @@ func (p *Program) eval(s *Scope) (ref.Val, error) {
 	if !ok {
 		r = p.run(s)
 		s.results.put(p, r)
+		celEvaluations.Add(1)
+		celCost.Add(r.cost)
+		if r.stopped {
+			celStopped.Add(1)
+		}
 	}
 	if r.stopped {
 		s.charge(r.cost)

@@ -2,6 +2,7 @@ package realizer
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,9 +75,25 @@ func CacheOptions() cache.Options {
 }
 
 // registerMetrics exposes the expression caches' compile counters, which stay flat in
-// steady state: every expression and path is compiled once and cached.
+// steady state: every expression and path is compiled once and cached; what CEL evaluations
+// cost; the ytt workers' evaluations; and the event recorder's counts.
 var registerMetrics = sync.OnceFunc(func() {
-	metrics.Registry.MustRegister(append(events.Metrics(),
+	cel := func(pick func(evaluations, cost, stopped uint64) uint64) func() float64 {
+		return func() float64 { return float64(pick(expr.CELEvaluations())) }
+	}
+	metrics.Registry.MustRegister(append(append(events.Metrics(), yttworker.Metrics()...),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "surveyor_cel_evaluations_total",
+			Help: "CEL evaluations run (health rules, condition rules, selectors), not counting those served again for the same object version.",
+		}, cel(func(n, _, _ uint64) uint64 { return n })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "surveyor_cel_cost_total",
+			Help: "Cost charged for CEL evaluations, in cel-go's cost units (the per-call limit and an object's budget are in the same units).",
+		}, cel(func(_, c, _ uint64) uint64 { return c })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "surveyor_cel_evaluations_stopped_total",
+			Help: "CEL evaluations stopped at a limit (cost, time, or a call that would allocate too much); each shows on its owner as a condition naming the limit.",
+		}, cel(func(_, _, s uint64) uint64 { return s })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "surveyor_cel_compilations_total",
 			Help: "CEL programs compiled; flat in steady state because programs are cached per expression.",
@@ -105,6 +122,10 @@ type Options struct {
 // Secret-derived value made without the key could be brute-forced.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	registerMetrics()
+	// One per process: a second manager in the same process (tests) keeps the first's.
+	if err := metrics.Registry.Register(newStatusCollector(mgr.GetCache())); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+		return err
+	}
 	namespace := opts.DigestKeyNamespace
 	if namespace == "" {
 		namespace = digestkey.DefaultNamespace
