@@ -82,7 +82,7 @@ func Deterministic(msg string) string {
 	}
 	lines := strings.Split(msg, "\n")
 	out := make([]string, 0, len(lines))
-	stack := false // within a backtrace's "reason:" block
+	stack := false  // within a backtrace's "reason:" block
 	opened := false // a backtrace was opened and its block not yet met
 	for _, line := range lines {
 		switch {
