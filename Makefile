@@ -11,7 +11,7 @@ TEST_FLAGS ?=
 BENCH_FLAGS ?=
 BENCH_SCALE_FLAGS ?= -skip-settle -skip-propagation -skip-isolation
 
-.PHONY: all build generate manifests tools run test test-unit test-fuzz test-integration test-kuttl verify bench bench-scale clean help
+.PHONY: all build generate manifests tools run test test-unit test-fuzz test-integration test-kuttl verify image release bench bench-scale clean help
 
 all: build
 
@@ -79,6 +79,12 @@ test-fuzz: ## Run every go test -fuzz target for FUZZ_TIME each (their seed corp
 
 test-kuttl: build tools ## kuttl suites against the local cluster with the controller running.
 	$(DEV) kuttl -controller bin/surveyor -- --config tests/kuttl/kuttl-test.yaml $(KUTTL_ARGS)
+
+image: $(DEV) ## The controller's image (ko, linux/amd64 and arm64): pushed to KO_DOCKER_REPO when set, else an OCI layout in dist/image.
+	$(DEV) image -layout dist/image
+
+release: $(DEV) ## dist/surveyor.yaml: config/default with the image (built as make image builds it) pinned by digest.
+	$(DEV) release -layout dist/image -o dist/surveyor.yaml
 
 bench: build ## Benchmark N=1000 Workloads (BENCH_FLAGS, e.g. -n 100 -runs 3); results in bench/results/.
 	$(GO) build -o bin/bench ./hack/bench

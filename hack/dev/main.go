@@ -5,6 +5,10 @@
 //	dev run   -controller BIN        cluster, CRDs, RBAC, the controller, samples/; watch the owners
 //	dev kuttl -controller BIN [ARGS] the same without samples, then kubectl-kuttl test ARGS
 //	                                 (with kubectl and bin/, where kubectl-carto is, on PATH)
+//	dev image [-layout DIR]          the controller's image (hack/image): pushed to $KO_DOCKER_REPO
+//	                                 when set, else an OCI layout in DIR (dist/image); prints its digest
+//	dev release [-o FILE]            the image, then config/default rendered with it pinned by digest
+//	                                 (hack/release) into FILE (dist/surveyor.yaml)
 //
 // It is run from the repository root (the Makefile does so).
 package main
@@ -26,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/surveyor-dev/surveyor/hack/cluster"
+	"github.com/surveyor-dev/surveyor/hack/image"
+	"github.com/surveyor-dev/surveyor/hack/release"
 	"github.com/surveyor-dev/surveyor/hack/tools"
 )
 
@@ -43,11 +49,13 @@ func main() {
 
 func run() error {
 	if len(os.Args) < 2 {
-		return errors.New("usage: dev tool|up|run|kuttl ...")
+		return errors.New("usage: dev tool|up|run|kuttl|image|release ...")
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	controller := fs.String("controller", "bin/surveyor", "path of the built controller binary")
 	dir := fs.String("dir", "", "working directory for the cluster (default: a temporary one)")
+	layout := fs.String("layout", "dist/image", "image, release: the OCI layout written when KO_DOCKER_REPO is not set")
+	output := fs.String("o", "dist/surveyor.yaml", "release: the manifest to write")
 	_ = fs.Parse(os.Args[2:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -80,6 +88,34 @@ func run() error {
 		return runSamples(ctx, *dir, *controller)
 	case "kuttl":
 		return runKuttl(ctx, *dir, *controller, fs.Args())
+	case "image":
+		ref, err := image.Build(ctx, image.Options{Repo: os.Getenv("KO_DOCKER_REPO"), Layout: *layout, Log: os.Stderr})
+		if err != nil {
+			return err
+		}
+		fmt.Println(ref)
+		return nil
+	case "release":
+		repo := os.Getenv("KO_DOCKER_REPO")
+		ref, err := image.Build(ctx, image.Options{Repo: repo, Layout: *layout, Log: os.Stderr})
+		if err != nil {
+			return err
+		}
+		if repo == "" { // the layout's image, to be pushed where the manifest says
+			ref = image.DefaultRepo + "@" + ref
+		}
+		manifest, err := release.Render("config/default", ref)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(*output), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*output, manifest, 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("%s: the controller's image is %s\n", *output, ref)
+		return nil
 	}
 	return fmt.Errorf("unknown command %q", os.Args[1])
 }

@@ -1,5 +1,5 @@
 // Package tools builds the binaries Surveyor's development loop needs (etcd, the
-// Kubernetes control plane, kwok, kuttl, controller-gen) from the Go module proxy and
+// Kubernetes control plane, kwok, kuttl, controller-gen, ko) from the Go module proxy and
 // caches them outside the repository, so a machine with only Go can run everything.
 //
 // Every version is pinned in this file and nowhere else.
@@ -70,6 +70,12 @@ var Tools = map[string]Tool{
 		Module:   "carvel.dev/ytt",
 		Version:  "v0.52.0",
 		Binaries: map[string]string{"ytt": "carvel.dev/ytt/cmd/ytt"},
+	},
+	"ko": {
+		// Builds the controller's image without Docker (hack/image, make image).
+		Module:   "github.com/google/ko",
+		Version:  "v0.18.1",
+		Binaries: map[string]string{"ko": "github.com/google/ko"},
 	},
 	"controller-gen": {
 		Module:   "sigs.k8s.io/controller-tools",
