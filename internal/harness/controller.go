@@ -50,6 +50,9 @@ type Controller struct {
 	metrics *http.Client
 }
 
+// ControllerBinary is cmd/surveyor as the suite built it (Options.BuildController), or "".
+func (e *Env) ControllerBinary() string { return e.controllerBin }
+
 // LaunchController starts the controller as a process the cluster owns (Stop ends it),
 // authenticated as the controller's ServiceAccount, with its health probe and whatever
 // else p asks for on loopback ports. It returns once the process is running, not ready

@@ -19,5 +19,5 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	harness.Main(m, harness.Options{Ctx: &ctx, Env: &env, Client: &k8s})
+	harness.Main(m, harness.Options{BuildController: true, Ctx: &ctx, Env: &env, Client: &k8s})
 }

@@ -23,30 +23,15 @@ func TestReleaseManifest(t *testing.T) {
 	if _, err := release.Render("../../config/default", "registry.example/surveyor:latest"); err == nil {
 		t.Error("an image without a digest was taken")
 	}
-	manifest, err := release.Render("../../config/default", pinned)
-	if err != nil {
-		t.Fatal(err)
-	}
 	crds, err := os.ReadDir("../../config/crd/bases")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
 	kinds := map[string]int{}
 	var listed []string
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := d.Decode(&obj.Object); err != nil {
-			break
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
+	for _, obj := range applyRelease(t, pinned) {
 		kinds[obj.GetKind()]++
 		listed = append(listed, obj.GetKind()+"/"+obj.GetName())
-		if err := k8s.Patch(ctx, obj, client.Apply, client.FieldOwner("surveyor-release-test"), client.ForceOwnership); err != nil {
-			t.Errorf("applying %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
 	}
 	t.Logf("%d objects: %s", len(listed), strings.Join(listed, ", "))
 	if kinds["CustomResourceDefinition"] != len(crds) || kinds["Deployment"] != 1 || kinds["ServiceAccount"] != 1 || kinds["Namespace"] != 1 {
@@ -63,4 +48,30 @@ func TestReleaseManifest(t *testing.T) {
 	if !slices.Equal(images, []string{pinned}) {
 		t.Errorf("the Deployment runs %v, want %s", images, pinned)
 	}
+}
+
+// applyRelease renders the release manifest with image and applies each object server-side,
+// as `kubectl apply --server-side` does; it returns the objects.
+func applyRelease(t *testing.T, image string) []*unstructured.Unstructured {
+	t.Helper()
+	manifest, err := release.Render("../../config/default", image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := d.Decode(&obj.Object); err != nil {
+			break
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		if err := k8s.Patch(ctx, obj, client.Apply, client.FieldOwner("surveyor-release-test"), client.ForceOwnership); err != nil {
+			t.Errorf("applying %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+		objs = append(objs, obj)
+	}
+	return objs
 }
