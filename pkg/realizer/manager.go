@@ -78,31 +78,24 @@ func CacheOptions() cache.Options {
 // steady state: every expression and path is compiled once and cached; what CEL evaluations
 // cost; the ytt workers' evaluations; and the event recorder's counts.
 var registerMetrics = sync.OnceFunc(func() {
-	cel := func(pick func(evaluations, cost, stopped uint64) uint64) func() float64 {
-		return func() float64 { return float64(pick(expr.CELEvaluations())) }
+	collectors := append(events.Metrics(), yttworker.Metrics()...)
+	for _, c := range []struct {
+		name, help string
+		count      func() uint64
+	}{
+		{"surveyor_cel_evaluations_total", "CEL evaluations run (health rules, condition rules, selectors), not counting those served again for the same object version.",
+			func() uint64 { n, _, _ := expr.CELEvaluations(); return n }},
+		{"surveyor_cel_cost_total", "Cost charged for CEL evaluations, in cel-go's cost units (the per-call limit and an object's budget are in the same units).",
+			func() uint64 { _, c, _ := expr.CELEvaluations(); return c }},
+		{"surveyor_cel_evaluations_stopped_total", "CEL evaluations stopped at a limit (cost, time, or a call that would allocate too much); each shows on its owner as a condition naming the limit.",
+			func() uint64 { _, _, s := expr.CELEvaluations(); return s }},
+		{"surveyor_cel_compilations_total", "CEL programs compiled; flat in steady state because programs are cached per expression.", expr.CELCompileCount},
+		{"surveyor_jsonpath_parses_total", "Jsonpaths parsed; flat in steady state because parses are cached per path.", expr.PathParseCount},
+	} {
+		collectors = append(collectors, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
+			func() float64 { return float64(c.count()) }))
 	}
-	metrics.Registry.MustRegister(append(append(events.Metrics(), yttworker.Metrics()...),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "surveyor_cel_evaluations_total",
-			Help: "CEL evaluations run (health rules, condition rules, selectors), not counting those served again for the same object version.",
-		}, cel(func(n, _, _ uint64) uint64 { return n })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "surveyor_cel_cost_total",
-			Help: "Cost charged for CEL evaluations, in cel-go's cost units (the per-call limit and an object's budget are in the same units).",
-		}, cel(func(_, c, _ uint64) uint64 { return c })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "surveyor_cel_evaluations_stopped_total",
-			Help: "CEL evaluations stopped at a limit (cost, time, or a call that would allocate too much); each shows on its owner as a condition naming the limit.",
-		}, cel(func(_, _, s uint64) uint64 { return s })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "surveyor_cel_compilations_total",
-			Help: "CEL programs compiled; flat in steady state because programs are cached per expression.",
-		}, func() float64 { return float64(expr.CELCompileCount()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "surveyor_jsonpath_parses_total",
-			Help: "Jsonpaths parsed; flat in steady state because parses are cached per path.",
-		}, func() float64 { return float64(expr.PathParseCount()) }),
-	)...)
+	metrics.Registry.MustRegister(collectors...)
 })
 
 // Options are the realizer's settings.
