@@ -61,7 +61,7 @@ test-unit: ## Unit tests (no cluster).
 
 # Each suite starts its own cluster; -p 1 runs them one after another so that the
 # fault suites' timing bounds hold on a two-core machine.
-test-integration: tools ## Go end-to-end suites (integration, corpus, faults, security, rollout) on a real local cluster.
+test-integration: tools ## Go end-to-end suites (integration, corpus, faults, security, rollout, install, ...) on a real local cluster.
 	$(GO) test $(TEST_FLAGS) -count=1 -p 1 -timeout 45m ./tests/...
 
 # A count rather than a duration: a time-boxed fuzz run can end in a spurious
