@@ -63,11 +63,10 @@ func serve(budget string, in io.Reader, out io.Writer) error {
 	}
 	// One evaluation at a time, on one processor: a runaway costs one CPU until it is killed.
 	runtime.GOMAXPROCS(1)
-	// A worker's live heap is a few MiB and an evaluation allocates about 1 MiB, so the
-	// collector would run every few evaluations at the default GOGC. At 200, 3,000 stamps
-	// of pkg/render/ytt's bench template take a third less time (4.3 s against 6.3 s) for
-	// 4 MiB more peak RSS (35 against 31 MiB); at 400, 3.8 s for 42 MiB. Near the budget
-	// the collector works harder rather than letting garbage reach it.
+	// A worker's live heap is small against what an evaluation allocates, so at the default
+	// GOGC the collector runs every few evaluations; 200 trades a little memory for much of
+	// that time (README, "Figures" of ytt). Near the budget the collector works harder
+	// rather than letting garbage reach it.
 	debug.SetGCPercent(200)
 	debug.SetMemoryLimit(limit)
 	if err := limitAddressSpace(limit); err != nil {

@@ -426,8 +426,8 @@ type cache struct {
 
 // compiled is this process's cache of compiled templates: templates of at most
 // maxCachedSource bytes, up to maxCacheSize bytes of source in all; when full it starts
-// over. A compiled template takes about 40 times its source (testdata/deployment.yml: 2.7 KB,
-// 116 KB compiled), so the cache holds at most some 20 MiB, within a worker's budget.
+// over. A compiled template takes some tens of times its source (README, "Compiled once"),
+// so the bound keeps the cache well within a worker's memory budget.
 var compiled = &cache{entries: map[string]*Template{}}
 
 const (
