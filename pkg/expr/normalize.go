@@ -44,15 +44,43 @@ func normalize(text string) string {
 	return "{." + p + "}"
 }
 
+// rewriteBracketKeys turns each ['key'] into .key, but not one within the quotes of another
+// (['['0']'] is no key 0: the rewritten text would read differently the next time).
 func rewriteBracketKeys(p string) string {
-	return bracketKey.ReplaceAllStringFunc(p, func(m string) string {
-		sub := bracketKey.FindStringSubmatch(m)
-		key := sub[1] + sub[2]
-		if key == "" {
-			return m // no field name spells an empty key; left for the parser to refuse
+	var b strings.Builder
+	last := 0
+	for _, m := range bracketKey.FindAllStringSubmatchIndex(p, -1) {
+		key := p[max(m[2], m[4]):max(m[3], m[5])]
+		if key == "" || quoted(p[:m[0]]) {
+			continue // no field name spells an empty key; left for the parser to refuse
 		}
-		return "." + escapeField(key)
-	})
+		b.WriteString(p[last:m[0]])
+		b.WriteString("." + escapeField(key))
+		last = m[1]
+	}
+	b.WriteString(p[last:])
+	return b.String()
+}
+
+// quoted reports whether s ends within quotes.
+func quoted(s string) bool {
+	var quote rune
+	escaped := false
+	for _, r := range s {
+		switch {
+		case escaped:
+			escaped = false
+		case r == '\\':
+			escaped = true
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		}
+	}
+	return quote != 0
 }
 
 // oneAction reports whether s, the inside of braces, holds no brace outside quotes: {.a} is one
