@@ -48,7 +48,7 @@ func main() {
 func run() error {
 	var (
 		metricsAddr, probeAddr, pprofAddr, leaderNamespace string
-		digestKeyNamespace                                 string
+		digestKeyNamespace, adoptManagers                  string
 		metricsCertDir, metricsCertName, metricsKeyName    string
 		leaderElect, kstatusConditions                     bool
 		qps                                                float64
@@ -65,6 +65,7 @@ func run() error {
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
 	flag.BoolVar(&kstatusConditions, "kstatus-conditions", false, "Also give Workloads and Deliverables kstatus's Stalled (while Ready is False for a failure only a change can fix) and Reconciling (while Ready is otherwise not True), so that tools waiting with kstatus fail fast; off by default, since Cartographer's condition lists are exact.")
 	flag.StringVar(&digestKeyNamespace, "digest-key-namespace", digestkey.DefaultNamespace, "Namespace of the Secret "+digestkey.Secret+", which holds the key of the digests of Secret-derived outputs (created when missing).")
+	flag.StringVar(&adoptManagers, "adopt-field-managers", realizer.CartographerFieldManager, "Comma-separated field managers whose fields Surveyor takes over, in one write, on a stamped object it finds already as its template stamps it (moving from Cartographer in place); empty adopts none.")
 	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease over.")
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down (and exits); raise it to ride out longer API server outages.")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "How often leader-election clients retry.")
@@ -126,12 +127,26 @@ func run() error {
 	}
 
 	ctx := ctrl.SetupSignalHandler()
-	if err := realizer.Setup(ctx, mgr, realizer.Options{DigestKeyNamespace: digestKeyNamespace, KStatusConditions: kstatusConditions}); err != nil {
+	if err := realizer.Setup(ctx, mgr, realizer.Options{
+		DigestKeyNamespace: digestKeyNamespace, KStatusConditions: kstatusConditions,
+		AdoptFieldManagers: splitList(adoptManagers),
+	}); err != nil {
 		return fmt.Errorf("setting up the realizer: %w", err)
 	}
 
 	log.Info("starting manager", "leaderElection", leaderElect, "qps", qps, "burst", burst)
 	return mgr.Start(ctx)
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // setMaxProcs runs the controller on one processor unless GOMAXPROCS says otherwise.

@@ -68,6 +68,14 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && stamp.Contains(live.Object, asStored(obj).Object) {
 			return live, nil, nil
 		}
+		adopted, err := rz.adopt(obj, live)
+		if err != nil {
+			return rejected(err)
+		}
+		if adopted != nil {
+			rz.events.Add(v1alpha1.EventStampedObjectApplied, "Adopted %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
+			return adopted, nil, nil
+		}
 	case !apierrors.IsNotFound(err):
 		return rejected(err)
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,6 +109,10 @@ type Options struct {
 	YTT render.YTT
 	// KStatusConditions adds kstatus's Stalled and Reconciling to owners (DESIGN §13).
 	KStatusConditions bool
+	// AdoptFieldManagers are the field managers (Update operations) whose fields on a
+	// stamped object Surveyor takes over when it finds the object already as stamped
+	// (DESIGN §13, "From Cartographer, in place").
+	AdoptFieldManagers []string
 }
 
 // Setup registers the realizer's indexes, reconcilers and metrics with the manager. It reads
@@ -156,6 +161,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		or := newOwnerReconciler(mgr, kind, status, recorder, imp, stamp.KeyedDigest(key))
 		or.ytt = evaluator
 		or.kstatus = opts.KStatusConditions
+		or.adopt = sets.New(opts.AdoptFieldManagers...)
 		if err := or.SetupWithManager(mgr); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
@@ -79,6 +80,8 @@ type OwnerReconciler struct {
 	ytt render.YTT
 	// kstatus adds Stalled and Reconciling to owners (Options.KStatusConditions).
 	kstatus bool
+	// adopt are the field managers whose fields Surveyor takes over (Options.AdoptFieldManagers).
+	adopt sets.Set[string]
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
