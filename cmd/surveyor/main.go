@@ -2,6 +2,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
@@ -24,7 +29,7 @@ import (
 	"github.com/surveyor-dev/surveyor/internal/digestkey"
 	"github.com/surveyor-dev/surveyor/internal/metricsauth"
 	"github.com/surveyor-dev/surveyor/internal/yttworker"
-	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 )
 
@@ -48,7 +53,7 @@ func main() {
 func run() error {
 	var (
 		metricsAddr, probeAddr, pprofAddr, leaderNamespace string
-		digestKeyNamespace, adoptManagers                  string
+		digestKeyNamespace, adoptManagers, shardSelector   string
 		metricsCertDir, metricsCertName, metricsKeyName    string
 		leaderElect, kstatusConditions                     bool
 		qps                                                float64
@@ -66,6 +71,7 @@ func run() error {
 	flag.BoolVar(&kstatusConditions, "kstatus-conditions", false, "Also give Workloads and Deliverables kstatus's Stalled (while Ready is False for a failure only a change can fix) and Reconciling (while Ready is otherwise not True), so that tools waiting with kstatus fail fast; off by default, since Cartographer's condition lists are exact.")
 	flag.StringVar(&digestKeyNamespace, "digest-key-namespace", digestkey.DefaultNamespace, "Namespace of the Secret "+digestkey.Secret+", which holds the key of the digests of Secret-derived outputs (created when missing).")
 	flag.StringVar(&adoptManagers, "adopt-field-managers", realizer.CartographerFieldManager, "Comma-separated field managers whose fields Surveyor takes over, in one write, on a stamped object it finds already as its template stamps it (moving from Cartographer in place); empty adopts none.")
+	flag.StringVar(&shardSelector, "watch-label-selector", "", "Realize only the Workloads, Deliverables and Runnables this label selector on "+v1alpha1.LabelShardKey+" selects (one shard, e.g. \""+v1alpha1.LabelShardKey+" in (shard1)\"; \"!"+v1alpha1.LabelShardKey+"\" for the unlabelled), and the objects stamped for them. Each shard holds a leader-election lease of its own; templates and blueprints, with their rollouts, are reconciled by the one replica of all shards holding the cluster-wide lease.")
 	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease over.")
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down (and exits); raise it to ride out longer API server outages.")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "How often leader-election clients retry.")
@@ -89,7 +95,7 @@ func run() error {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
-	if err := cartov1alpha1.AddToScheme(scheme); err != nil {
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
 
@@ -99,23 +105,37 @@ func run() error {
 	}
 	cfg.QPS, cfg.Burst = float32(qps), burst
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Cache:                   realizer.CacheOptions(),
-		Metrics:                 metricsauth.Options(metricsAddr, metricsCertDir, metricsCertName, metricsKeyName),
-		HealthProbeBindAddress:  probeAddr,
-		PprofBindAddress:        pprofAddr,
-		Controller:              config.Controller{MaxConcurrentReconciles: concurrency},
-		LeaderElection:          leaderElect,
-		LeaderElectionID:        "surveyor.carto.run",
-		LeaderElectionNamespace: leaderNamespace,
-		LeaseDuration:           leaseDuration,
-		RenewDeadline:           renewDeadline,
-		RetryPeriod:             retryPeriod,
-		// Stepping down ends the process, so a new leader never overlaps a
-		// reconcile still running in the old one.
-		LeaderElectionReleaseOnCancel: true,
-	})
+	shard, err := realizer.ParseShard(shardSelector)
+	if err != nil {
+		return fmt.Errorf("-watch-label-selector: %w", err)
+	}
+	if shard != nil && !leaderElect {
+		// Without it every shard's replica would run the cluster-wide reconcilers.
+		return errors.New("-watch-label-selector needs -leader-elect")
+	}
+	leaderElection := func(id string) ctrl.Options {
+		return ctrl.Options{
+			Scheme:                  scheme,
+			Controller:              config.Controller{MaxConcurrentReconciles: concurrency},
+			LeaderElection:          leaderElect,
+			LeaderElectionID:        id,
+			LeaderElectionNamespace: leaderNamespace,
+			LeaseDuration:           leaseDuration,
+			RenewDeadline:           renewDeadline,
+			RetryPeriod:             retryPeriod,
+			// Stepping down ends the process, so a new leader never overlaps a
+			// reconcile still running in the old one.
+			LeaderElectionReleaseOnCancel: true,
+		}
+	}
+	opts := leaderElection(clusterLease)
+	if shard != nil {
+		opts.LeaderElectionID = shardLease(shard)
+	}
+	opts.Cache = realizer.CacheOptions(shard)
+	opts.Metrics = metricsauth.Options(metricsAddr, metricsCertDir, metricsCertName, metricsKeyName)
+	opts.HealthProbeBindAddress, opts.PprofBindAddress = probeAddr, pprofAddr
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
@@ -127,15 +147,43 @@ func run() error {
 	}
 
 	ctx := ctrl.SetupSignalHandler()
-	if err := realizer.Setup(ctx, mgr, realizer.Options{
+	err = realizer.Setup(ctx, mgr, realizer.Options{
 		DigestKeyNamespace: digestKeyNamespace, KStatusConditions: kstatusConditions,
-		AdoptFieldManagers: splitList(adoptManagers),
-	}); err != nil {
+		AdoptFieldManagers: splitList(adoptManagers), Shard: shard,
+	})
+	if err != nil {
 		return fmt.Errorf("setting up the realizer: %w", err)
 	}
+	log.Info("starting manager", "leaderElection", leaderElect, "lease", opts.LeaderElectionID, "shard", shardSelector, "qps", qps, "burst", burst)
+	if shard == nil {
+		return mgr.Start(ctx)
+	}
+	// A shard's replica also stands for the cluster-wide lease: whichever holds it
+	// reconciles templates and blueprints (their rollouts span every shard's owners).
+	clusterOpts := leaderElection(clusterLease)
+	clusterOpts.Cache = realizer.CacheOptions(nil)
+	clusterOpts.Metrics.BindAddress = "0" // one endpoint per process: the shard manager's
+	cluster, err := ctrl.NewManager(cfg, clusterOpts)
+	if err != nil {
+		return fmt.Errorf("creating the cluster-wide manager: %w", err)
+	}
+	if err := realizer.SetupClusterWide(ctx, cluster); err != nil {
+		return fmt.Errorf("setting up the cluster-wide reconcilers: %w", err)
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return mgr.Start(ctx) })
+	g.Go(func() error { return cluster.Start(ctx) })
+	return g.Wait()
+}
 
-	log.Info("starting manager", "leaderElection", leaderElect, "qps", qps, "burst", burst)
-	return mgr.Start(ctx)
+// clusterLease is the leader-election lease of an unsharded controller, and of the
+// cluster-wide reconcilers of a sharded one.
+const clusterLease = "surveyor.carto.run"
+
+// shardLease is a shard's own lease, named after its selector.
+func shardLease(shard labels.Selector) string {
+	sum := sha256.Sum256([]byte(shard.String()))
+	return clusterLease + "-shard-" + hex.EncodeToString(sum[:])[:10]
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -127,7 +127,7 @@ func (e *Env) StartController(ctx context.Context) error {
 	ctrl.SetLogger(countReconciles(zap.New(zap.WriteTo(e.Log), zap.UseDevMode(true)), e.reconciles))
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 e.Scheme,
-		Cache:                  realizer.CacheOptions(),
+		Cache:                  realizer.CacheOptions(nil),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})

@@ -3,6 +3,8 @@ package realizer
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,34 +48,72 @@ import (
 
 // CacheOptions restricts the informers of every kind but Surveyor's own to objects
 // carrying the carto.run/resource-name label, which every stamped object has, and keeps
-// of those whole only the objects a Workload or Deliverable controls.
-func CacheOptions() cache.Options {
-	stamped, err := labels.NewRequirement(v1alpha1.LabelResourceName, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant, valid key
-	}
+// of those whole only the objects a Workload or Deliverable controls. A shard (nil for
+// none) limits the owners (Workloads, Deliverables, Runnables) to those it selects, and
+// the stamped objects to those of its owners (LabelShardKey).
+func CacheOptions(shard labels.Selector) cache.Options {
 	// Surveyor's own kinds are cached whole; every other kind's informer (a stamped
 	// kind's) keeps whole only the objects an owner controls (transform.Stamped).
 	everything := cache.ByObject{Label: labels.Everything(), Transform: transform.Intern}
+	owners := cache.ByObject{Label: labels.Everything(), Transform: transform.Intern}
+	if shard != nil {
+		owners.Label = shard
+	}
 	byObject := map[client.Object]cache.ByObject{
 		&v1alpha1.BlueprintRevision{}: everything,
 		watch.CRDObject():             everything, // metadata only: a deleted CRD drops its kinds' informers
 	}
 	for _, k := range v1alpha1.OwnerKinds {
-		byObject[k.New()], byObject[k.Blueprint.New()] = everything, everything
+		byObject[k.New()], byObject[k.Blueprint.New()] = owners, everything
 	}
 	for _, k := range v1alpha1.TemplateKinds {
 		byObject[k.New()] = everything
 	}
-	byObject[v1alpha1.Runnables.New()], byObject[v1alpha1.RunTemplates.New()] = everything, everything
+	byObject[v1alpha1.Runnables.New()], byObject[v1alpha1.RunTemplates.New()] = owners, everything
 	// No code reads managedFields (the no-write check compares fields, apply forces
 	// ownership), and they are most of a small object's size: they stay out of memory.
 	// Strings most objects hold alike are shared (intern.go). A labelled object no owner
 	// controls is kept as a stub (foreign.go).
 	return cache.Options{
-		DefaultLabelSelector: labels.NewSelector().Add(*stamped), ByObject: byObject,
+		DefaultLabelSelector: labelled(v1alpha1.LabelResourceName, shard), ByObject: byObject,
 		DefaultTransform: transform.Stamped,
 	}
+}
+
+// labelled selects the objects carrying the label key, of the shard (nil for any).
+func labelled(key string, shard labels.Selector) labels.Selector {
+	has, err := labels.NewRequirement(key, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid key
+	}
+	sel := labels.NewSelector().Add(*has)
+	if shard != nil {
+		reqs, _ := shard.Requirements()
+		sel = sel.Add(reqs...)
+	}
+	return sel
+}
+
+// ParseShard parses a --watch-label-selector: a selector on LabelShardKey alone, since
+// that is the one label stamped objects carry from their owner (nil for an empty one).
+func ParseShard(s string) (labels.Selector, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	sel, err := labels.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable || len(reqs) == 0 {
+		return nil, fmt.Errorf("selector %q selects nothing", s)
+	}
+	for _, r := range reqs {
+		if r.Key() != v1alpha1.LabelShardKey {
+			return nil, fmt.Errorf("selector %q selects on %s: a shard is selected on %s alone, the one label objects stamped for an owner carry from it", s, r.Key(), v1alpha1.LabelShardKey)
+		}
+	}
+	return sel, nil
 }
 
 // registerMetrics exposes the expression caches' compile counters, which stay flat in
@@ -113,6 +154,11 @@ type Options struct {
 	// stamped object Surveyor takes over when it finds the object already as stamped
 	// (DESIGN §13, "From Cartographer, in place").
 	AdoptFieldManagers []string
+	// Shard, when not nil, is the one shard of owners the manager realizes (its cache is
+	// CacheOptions(Shard)); the cluster-wide reconcilers (templates, blueprints and their
+	// rollouts) are then left to another manager, under a lease all shards share
+	// (SetupClusterWide).
+	Shard labels.Selector
 }
 
 // Setup registers the realizer's indexes, reconcilers and metrics with the manager. It reads
@@ -135,15 +181,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	recorder, err := events.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), FieldManager)
+	recorder, err := newRecorder(mgr)
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(recorder); err != nil {
-		return err
-	}
-	for _, kind := range v1alpha1.TemplateKinds {
-		if err := (&TemplateReconciler{Client: mgr.GetClient(), Kind: kind}).SetupWithManager(mgr); err != nil {
+	if opts.Shard == nil {
+		if err := setupClusterWide(mgr, recorder); err != nil {
 			return err
 		}
 	}
@@ -165,13 +208,53 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		if err := or.SetupWithManager(mgr); err != nil {
 			return err
 		}
+	}
+	// Runnables (DESIGN §11) stamp through the same impersonator: one rate limit for all.
+	return setupRunnables(ctx, mgr, recorder, imp, opts.Shard)
+}
+
+// SetupClusterWide registers, for a sharded controller, what all shards share: the
+// reconcilers of templates and blueprints, which run the blueprints' rollouts over the
+// owners of every shard. Its manager caches every owner and no stamped object, and holds a
+// leader-election lease of its own, the one an unsharded controller holds (DESIGN §13).
+func SetupClusterWide(ctx context.Context, mgr ctrl.Manager) error {
+	if err := SetupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	recorder, err := newRecorder(mgr)
+	if err != nil {
+		return err
+	}
+	return setupClusterWide(mgr, recorder)
+}
+
+func setupClusterWide(mgr ctrl.Manager, recorder record.EventRecorder) error {
+	for _, kind := range v1alpha1.TemplateKinds {
+		if err := (&TemplateReconciler{Client: mgr.GetClient(), Kind: kind}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	for _, kind := range v1alpha1.OwnerKinds {
+		// Owners' rollout records are written as their reconciler writes their status.
+		status, err := newStatusWriter(mgr, &kind.KindInfo)
+		if err != nil {
+			return err
+		}
 		br := &BlueprintReconciler{client: mgr.GetClient(), kind: kind.Blueprint, status: status, recorder: recorder, now: metav1.Now}
 		if err := br.SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
-	// Runnables (DESIGN §11) stamp through the same impersonator: one rate limit for all.
-	return setupRunnables(ctx, mgr, recorder, imp)
+	return nil
+}
+
+// newRecorder is the manager's event recorder, started with it.
+func newRecorder(mgr ctrl.Manager) (*events.Recorder, error) {
+	recorder, err := events.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), FieldManager)
+	if err != nil {
+		return nil, err
+	}
+	return recorder, mgr.Add(recorder)
 }
 
 // yttEvaluator is given, or else a pool of ytt worker processes that stop with the manager.

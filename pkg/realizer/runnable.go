@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -74,8 +73,8 @@ type RunnableReconciler struct {
 
 // setupRunnables registers the Runnable reconciler, its caches and its indexes with the
 // manager, stamping through imp (the owners' impersonator) and recording with recorder.
-func setupRunnables(ctx context.Context, mgr ctrl.Manager, recorder record.EventRecorder, imp *impersonate.Impersonator) error {
-	runs, err := labelledCache(mgr, v1alpha1.LabelRunnableName, transform.Runs)
+func setupRunnables(ctx context.Context, mgr ctrl.Manager, recorder record.EventRecorder, imp *impersonate.Impersonator, shard labels.Selector) error {
+	runs, err := labelledCache(mgr, labelled(v1alpha1.LabelRunnableName, shard), transform.Runs)
 	if err != nil {
 		return err
 	}
@@ -118,16 +117,12 @@ func setupRunnables(ctx context.Context, mgr ctrl.Manager, recorder record.Event
 	return r.SetupWithManager(mgr)
 }
 
-// labelledCache is a cache of the manager's whose informers hold only the objects with
-// label, through transform.
-func labelledCache(mgr ctrl.Manager, label string, t func(any) (any, error)) (cache.Cache, error) {
-	has, err := labels.NewRequirement(label, selection.Exists, nil)
-	if err != nil {
-		return nil, err
-	}
+// labelledCache is a cache of the manager's whose informers hold only the objects sel
+// selects, through transform.
+func labelledCache(mgr ctrl.Manager, sel labels.Selector, t func(any) (any, error)) (cache.Cache, error) {
 	return cache.New(mgr.GetConfig(), cache.Options{
 		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultLabelSelector: labels.NewSelector().Add(*has), DefaultTransform: t,
+		DefaultLabelSelector: sel, DefaultTransform: t,
 	})
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // own makes a stamped object its owner's, of kind ownerKind: it goes to the owner's
-// namespace, carries labels (over any the template set), has the owner as its controller,
+// namespace, carries labels and the owner's shard (over any the template set), has the owner as its controller,
 // and records the digest of it all in AnnotationStampDigest. Owners and Runnables alike.
 func own(obj *unstructured.Unstructured, owner metav1.Object, ownerKind string, labels map[string]string) error {
 	obj.SetNamespace(owner.GetNamespace())
@@ -19,6 +19,11 @@ func own(obj *unstructured.Unstructured, owner metav1.Object, ownerKind string, 
 	}
 	for k, v := range labels {
 		merged[k] = v
+	}
+	if shard, ok := owner.GetLabels()[v1alpha1.LabelShardKey]; ok {
+		merged[v1alpha1.LabelShardKey] = shard
+	} else {
+		delete(merged, v1alpha1.LabelShardKey)
 	}
 	obj.SetLabels(merged)
 	obj.SetOwnerReferences([]metav1.OwnerReference{{

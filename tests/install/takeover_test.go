@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -109,8 +108,8 @@ func TestTakeoverFromCartographer(t *testing.T) {
 	start := time.Now()
 	env.LaunchForTest(ctx, t, harness.Process{Name: "surveyor-takeover", NoLeaderElection: true})
 	env.Eventually(ctx, t, 2*time.Minute, func() (bool, string) {
-		ready, total := readyWorkloads(t, ns)
-		return ready == takeoverWorkloads, fmt.Sprintf("%d of %d Workloads Ready", ready, total)
+		ready := shardReadiness(t, ns)[""]
+		return ready == takeoverWorkloads, fmt.Sprintf("%d of %d Workloads Ready", ready, takeoverWorkloads)
 	})
 	t.Logf("%d Workloads Ready %s after Surveyor started", takeoverWorkloads, time.Since(start).Round(time.Millisecond))
 	// Reconciles after the first (the Workloads' own status writes) must write nothing more.
@@ -250,22 +249,6 @@ func cartographerStamps(wl *v1alpha1.Workload, chain string) []*corev1.ConfigMap
 		stamp("config", v1alpha1.KindClusterConfigTemplate, chain+"-config", map[string]string{"config": url}),
 		stamp("app", v1alpha1.KindClusterTemplate, chain+"-app", map[string]string{"source": url, "mode": "stamped", "tier": "web"}),
 	}
-}
-
-// readyWorkloads counts the Workloads of ns that are Ready at their generation.
-func readyWorkloads(t *testing.T, ns string) (ready, total int) {
-	t.Helper()
-	var list v1alpha1.WorkloadList
-	if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for _, wl := range list.Items {
-		c := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.ConditionReady)
-		if c != nil && c.Status == metav1.ConditionTrue && wl.Status.ObservedGeneration == wl.Generation {
-			ready++
-		}
-	}
-	return ready, len(list.Items)
 }
 
 func managedBy(entries []metav1.ManagedFieldsEntry, manager string, op metav1.ManagedFieldsOperationType) bool {

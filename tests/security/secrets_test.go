@@ -186,7 +186,7 @@ func restartController(t *testing.T) {
 	t.Helper()
 	cfg := controllerConfig(t)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: env.Scheme, Cache: realizer.CacheOptions(),
+		Scheme: env.Scheme, Cache: realizer.CacheOptions(nil),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		// The suite's controller has the same controllers' names.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},

@@ -38,3 +38,9 @@ const (
 	// LabelRunTemplateName is the name of the ClusterRunTemplate the run was stamped from.
 	LabelRunTemplateName = "carto.run/run-template-name"
 )
+
+// LabelShardKey is an owner's shard (DESIGN §13, Sharding): a replica started with
+// --watch-label-selector on it realizes the owners of its shard alone. Every object stamped
+// for an owner carries the owner's value (and none when the owner has none), so stamped
+// objects follow their owner into its shard's caches.
+const LabelShardKey = "sharding.surveyor.dev/key"

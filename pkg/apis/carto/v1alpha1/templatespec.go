@@ -11,7 +11,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!(has(self.healthyConditionRule) && has(self.healthRule))",message="set healthyConditionRule or healthRule, not both",fieldPath=".healthyConditionRule"
 // +kubebuilder:validation:XValidation:rule="has(self.template) || (has(self.ytt) && size(self.ytt) > 0)",message="invalid template: must specify one of template or ytt, found neither"
 // +kubebuilder:validation:XValidation:rule="!has(self.template) || !has(self.ytt) || size(self.ytt) == 0",message="invalid template: must specify one of template or ytt, found both"
-// +kubebuilder:validation:XValidation:rule="!has(self.retentionPolicy) || (has(self.lifecycle) && self.lifecycle != 'mutable')",message="retentionPolicy requires lifecycle immutable or tekton",fieldPath=".retentionPolicy"
+// +kubebuilder:validation:XValidation:rule="!has(self.retentionPolicy) || (has(self.lifecycle) && self.lifecycle != 'mutable') || has(self.healthRule)",message="retentionPolicy requires lifecycle immutable or tekton",fieldPath=".retentionPolicy"
 type TemplateSpec struct {
 	// Template is the Kubernetes object to stamp, with $(...)$ tags. Its namespace is always the owner's.
 	// Set exactly one of template and ytt.
@@ -57,7 +57,10 @@ type TemplateSpec struct {
 	// +kubebuilder:validation:Enum=mutable;immutable;tekton
 	Lifecycle Lifecycle `json:"lifecycle,omitempty"`
 
-	// RetentionPolicy bounds how many old objects of an immutable template are kept.
+	// RetentionPolicy bounds how many old objects of an immutable template are kept. A mutable
+	// template may not set it, except next to healthRule: Cartographer v0.8.11 accepts that pair,
+	// since its webhook returns the health rule's verdict before it looks at the retentionPolicy,
+	// so Cartographer's templates keep applying. The policy of a mutable template is ignored.
 	// +optional
 	RetentionPolicy *RetentionPolicy `json:"retentionPolicy,omitempty"`
 }
