@@ -2,6 +2,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/surveyor-dev/surveyor/internal/digestkey"
 	"github.com/surveyor-dev/surveyor/internal/metricsauth"
@@ -159,20 +161,35 @@ func run() error {
 		return mgr.Start(ctx)
 	}
 	// A shard's replica also stands for the cluster-wide lease: whichever holds it
-	// reconciles templates and blueprints (their rollouts span every shard's owners).
-	clusterOpts := leaderElection(clusterLease)
-	clusterOpts.Cache = realizer.CacheOptions(nil)
-	clusterOpts.Metrics.BindAddress = "0" // one endpoint per process: the shard manager's
-	cluster, err := ctrl.NewManager(cfg, clusterOpts)
+	// reconciles templates and blueprints (their rollouts span every shard's owners). The
+	// lease is held by a manager of its own with nothing to cache; the manager of the
+	// cluster-wide reconcilers, whose cache holds every owner, is made once it is won, so
+	// that the replicas waiting for it hold nothing for it.
+	gateOpts := leaderElection(clusterLease)
+	gateOpts.Metrics.BindAddress = "0" // one endpoint per process: the shard manager's
+	gate, err := ctrl.NewManager(cfg, gateOpts)
 	if err != nil {
 		return fmt.Errorf("creating the cluster-wide manager: %w", err)
 	}
-	if err := realizer.SetupClusterWide(ctx, cluster); err != nil {
-		return fmt.Errorf("setting up the cluster-wide reconcilers: %w", err)
+	err = gate.Add(manager.RunnableFunc(func(ctx context.Context) error { // run while leading
+		clusterOpts := ctrl.Options{Scheme: scheme, Cache: realizer.CacheOptions(nil),
+			Controller: gateOpts.Controller, Metrics: gateOpts.Metrics}
+		cluster, err := ctrl.NewManager(cfg, clusterOpts)
+		if err != nil {
+			return fmt.Errorf("creating the cluster-wide manager: %w", err)
+		}
+		if err := realizer.SetupClusterWide(ctx, cluster); err != nil {
+			return fmt.Errorf("setting up the cluster-wide reconcilers: %w", err)
+		}
+		log.Info("reconciling templates and blueprints", "lease", clusterLease)
+		return cluster.Start(ctx)
+	}))
+	if err != nil {
+		return err
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return mgr.Start(ctx) })
-	g.Go(func() error { return cluster.Start(ctx) })
+	g.Go(func() error { return gate.Start(ctx) })
 	return g.Wait()
 }
 

@@ -154,19 +154,26 @@ func (e *env) scrapeController(ctx context.Context) (harness.Metrics, error) {
 // client settings and its metrics and pprof endpoints on loopback, and waits until it
 // is ready.
 func (e *env) startController(ctx context.Context) (err error) {
-	e.controller, err = e.LaunchController(ctx, harness.Process{
-		Name: controllerName, Bin: e.opts.controller, Env: strings.Fields(e.opts.controllerEnv),
+	e.controller, err = e.launch(ctx, controllerName)
+	return err
+}
+
+// launch starts a controller process named name with the benchmark's flags and extra
+// ones, and waits until it is ready.
+func (e *env) launch(ctx context.Context, name string, extra ...string) (*harness.Controller, error) {
+	c, err := e.LaunchController(ctx, harness.Process{
+		Name: name, Bin: e.opts.controller, Env: strings.Fields(e.opts.controllerEnv),
 		NoLeaderElection: !e.opts.leaderElect, Metrics: true, Pprof: true,
-		Args: append([]string{
+		Args: append(append([]string{
 			"--kube-api-qps=" + strconv.FormatFloat(e.opts.qps, 'f', -1, 64),
 			"--kube-api-burst=" + strconv.Itoa(e.opts.burst),
 			"--max-concurrent-reconciles=" + strconv.Itoa(e.opts.concurrency),
-		}, strings.Fields(e.opts.controllerArgs)...),
+		}, strings.Fields(e.opts.controllerArgs)...), extra...),
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return e.controller.WaitReady(ctx, time.Minute)
+	return c, c.WaitReady(ctx, time.Minute)
 }
 
 // applySupplyChain installs the bench templates and supply chain and waits until the
@@ -196,9 +203,11 @@ func (e *env) applySupplyChain(ctx context.Context) error {
 
 // waitQuiet waits until the API server serves fewer than quietRate requests per second
 // (every client; the control plane's own heartbeats are a few per second), so that the
-// measured run starts on an idle server.
+// measured run starts on an idle server; it gives up after 2 minutes.
 func (e *env) waitQuiet(ctx context.Context) error {
 	const quietRate, poll = 15.0, 2 * time.Second
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
 	prev, err := e.scrapeAPIServer(ctx)
 	if err != nil {
 		return err

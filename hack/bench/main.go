@@ -32,6 +32,10 @@
 //     resource-name label under -isolation-labelled), and the controller's RSS before
 //     and after.
 //
+// With -shards K it runs none of these: per run, N Workloads converge on a fresh cluster
+// with one replica, then on another with K replicas each realizing one shard
+// (shards.go), and it reports the time and each replica's CPU and peak RSS.
+//
 // It prints tables and writes bench/results/<date>.json, with profiles (-profile) under
 // bench/results/<date>/. Run it from the repository root.
 package main
@@ -56,6 +60,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
 // options are the command line.
@@ -85,6 +91,7 @@ type options struct {
 	skipIsolation       bool
 	skipRollout         bool
 	rolloutGroups       int
+	shards              int
 	profile             bool
 	out, dir            string
 	verbose             bool
@@ -127,6 +134,7 @@ func parseFlags() (*options, map[string]any, error) {
 	fs.BoolVar(&o.skipIsolation, "skip-isolation", false, "skip the isolation probe")
 	fs.BoolVar(&o.skipRollout, "skip-rollout", false, "skip the rollout of template changes (rolloutStrategy ProgressivePerGroup, then All)")
 	fs.IntVar(&o.rolloutGroups, "rollout-groups", 10, "groups of the ProgressivePerGroup rollout (Workloads are labelled g0, g1, ... round robin); 0: only the rollout of type All")
+	fs.IntVar(&o.shards, "shards", 0, "instead of the phases above: per run, N Workloads converged on a fresh cluster by one replica, then on another by this many replicas, one per shard (--watch-label-selector on "+v1alpha1.LabelShardKey+", the Workloads spread round robin); the time, and each replica's CPU and peak RSS")
 	fs.BoolVar(&o.profile, "profile", false, "take the controller's CPU profile while converging, and its heap profile after (the profiler costs the controller about 1.4 MiB of peak RSS and a few % of CPU, so leave it off for figures)")
 	fs.StringVar(&o.out, "out", "bench/results", "directory for results")
 	fs.StringVar(&o.dir, "dir", "", "keep the cluster's working directory (logs, etcd) here instead of a temporary one")
@@ -151,6 +159,9 @@ func parseFlags() (*options, map[string]any, error) {
 	}
 	if o.restartSignal != "KILL" && o.restartSignal != "TERM" {
 		return nil, nil, errors.New("-restart-signal must be KILL or TERM")
+	}
+	if o.shards == 1 || o.shards < 0 {
+		return nil, nil, errors.New("-shards must be 0 (off) or at least 2")
 	}
 	if o.rolloutGroups < 0 || o.rolloutGroups > 64 {
 		return nil, nil, errors.New("-rollout-groups must be from 0 to 64 (a rolloutStrategy has at most 64 groups)")
@@ -189,6 +200,9 @@ func run() error {
 	sizes := opts.scale
 	if len(sizes) == 0 {
 		sizes = []int{opts.n}
+	}
+	if opts.shards > 1 {
+		return runShards(ctx, opts, rep, jsonPath)
 	}
 	for _, n := range sizes {
 		var runs []*runResult
@@ -238,6 +252,29 @@ func run() error {
 	return nil
 }
 
+// runShards runs -shards: per run, one replica, then the shards, each on a fresh cluster.
+func runShards(ctx context.Context, opts *options, rep *report, jsonPath string) error {
+	for i := range opts.runs {
+		for _, k := range []int{1, opts.shards} {
+			logf("N=%d, %d replica(s), run %d of %d", opts.n, k, i+1, opts.runs)
+			if err := waitIdle(ctx, opts.idleWait, opts.idleBelow/100); err != nil {
+				return err
+			}
+			r, err := runShardRun(ctx, opts, opts.n, k)
+			if err != nil {
+				return err
+			}
+			rep.Shards = append(rep.Shards, r)
+			if err := writeJSON(jsonPath, rep); err != nil {
+				return err
+			}
+		}
+	}
+	printShards(os.Stdout, rep.Shards)
+	fmt.Printf("\nresults: %s\n", jsonPath)
+	return nil
+}
+
 // runOnce is one run on a fresh cluster; see the package comment for its phases.
 func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResult, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -262,10 +299,7 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 	if opts.dir != "" {
 		r.ClusterDir = e.Cluster.Dir
 	}
-	quiet, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	err = e.waitQuiet(quiet)
-	cancel()
-	if err != nil {
+	if err := e.waitQuiet(ctx); err != nil {
 		return nil, err
 	}
 	if err := e.startController(ctx); err != nil {

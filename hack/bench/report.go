@@ -528,6 +528,7 @@ type report struct {
 	Figures    []figure       `json:"figures,omitempty"`
 	Scale      []scalePoint   `json:"scale,omitempty"`
 	Growth     float64        `json:"growth,omitempty"`
+	Shards     []*shardRun    `json:"shards,omitempty"`
 	Failures   []string       `json:"failures,omitempty"`
 }
 

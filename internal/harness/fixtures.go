@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
 // LeaseName is the controller's leader-election lease (cmd/surveyor LeaderElectionID), in
@@ -67,4 +69,58 @@ func (e *Env) FastClient() (client.Client, error) {
 	cfg.QPS, cfg.Burst = 200, 400
 	cfg.Timeout = 20 * time.Second
 	return client.New(cfg, client.Options{Scheme: e.Scheme})
+}
+
+// CaseLabel selects a test's owners into its own supply chain.
+const CaseLabel = "test.surveyor.dev/case"
+
+// ConfigMapChain is a supply chain named name of two ConfigMap templates: "config" (a
+// ClusterConfigTemplate named name-config whose output is the Workload's git URL) and
+// "app" (a ClusterTemplate named name-app consuming it, ConfigMapApp with appData). It
+// selects Workloads labelled CaseLabel=name.
+func ConfigMapChain(t testing.TB, name, appData string) []client.Object {
+	t.Helper()
+	return []client.Object{
+		&cartov1alpha1.ClusterConfigTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-config"},
+			Spec: cartov1alpha1.ClusterConfigTemplateSpec{
+				ConfigPath: ".data.config",
+				TemplateSpec: cartov1alpha1.TemplateSpec{Template: RawTemplate(t, `{
+					"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": {"name": "$(workload.metadata.name)$-config"},
+					"data": {"config": "$(workload.spec.source.git.url)$"}}`)},
+			},
+		},
+		&cartov1alpha1.ClusterTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-app"},
+			Spec:       cartov1alpha1.TemplateSpec{Template: ConfigMapApp(t, appData)},
+		},
+		ConfigMapSupplyChain(name),
+	}
+}
+
+// ConfigMapApp is the template of ConfigMapChain's "app" resource: a ConfigMap named
+// after the Workload with data.source its config input and the further data fields
+// appData (JSON members, e.g. `"mode": "stamped"`).
+func ConfigMapApp(t testing.TB, appData string) *cartov1alpha1.TemplateObject {
+	t.Helper()
+	return RawTemplate(t, `{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": {"name": "$(workload.metadata.name)$-app"},
+		"data": {"source": "$(config)$", `+appData+`}}`)
+}
+
+// ConfigMapSupplyChain is the supply chain of ConfigMapChain, of the templates name-config
+// and name-app.
+func ConfigMapSupplyChain(name string) *cartov1alpha1.ClusterSupplyChain {
+	return &cartov1alpha1.ClusterSupplyChain{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: cartov1alpha1.ClusterSupplyChainSpec{
+			OwnerSelector: cartov1alpha1.OwnerSelector{Selector: map[string]string{CaseLabel: name}},
+			Resources: []cartov1alpha1.SupplyChainResource{
+				{Name: "config", TemplateRef: cartov1alpha1.SupplyChainTemplateReference{Kind: cartov1alpha1.KindClusterConfigTemplate, Name: name + "-config"}},
+				{Name: "app", TemplateRef: cartov1alpha1.SupplyChainTemplateReference{Kind: cartov1alpha1.KindClusterTemplate, Name: name + "-app"},
+					Configs: []cartov1alpha1.ResourceReference{{Name: "config", Resource: "config"}}},
+			},
+		},
+	}
 }

@@ -55,7 +55,7 @@ func CacheOptions(shard labels.Selector) cache.Options {
 	// Surveyor's own kinds are cached whole; every other kind's informer (a stamped
 	// kind's) keeps whole only the objects an owner controls (transform.Stamped).
 	everything := cache.ByObject{Label: labels.Everything(), Transform: transform.Intern}
-	owners := cache.ByObject{Label: labels.Everything(), Transform: transform.Intern}
+	owners := everything
 	if shard != nil {
 		owners.Label = shard
 	}
@@ -196,7 +196,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	for _, kind := range v1alpha1.OwnerKinds {
-		// One writer of the kind's owners' status, for both reconcilers.
 		status, err := newStatusWriter(mgr, &kind.KindInfo)
 		if err != nil {
 			return err

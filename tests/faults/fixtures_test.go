@@ -18,7 +18,7 @@ import (
 )
 
 // caseLabel selects a test's Workloads into its own supply chain.
-const caseLabel = "test.surveyor.dev/case"
+const caseLabel = harness.CaseLabel
 
 // stamper is the ServiceAccount every Workload here stamps as; it may write ConfigMaps
 // in its namespace only.
@@ -34,47 +34,11 @@ func newNamespace(t testing.TB, prefix string) string {
 // stampsPerWorkload is how many ConfigMaps configMapChain stamps for each Workload.
 const stampsPerWorkload = 2
 
-// configMapChain creates a supply chain named name of two ConfigMap templates: "config"
-// (a ClusterConfigTemplate whose output is the Workload's git URL) and "app" (a
-// ClusterTemplate that consumes it). It selects Workloads labelled caseLabel=name.
+// configMapChain creates harness.ConfigMapChain named name, whose "app" ConfigMap also has
+// data.mode "stamped".
 func configMapChain(t testing.TB, name string) {
 	t.Helper()
-	env.CreateAll(ctx, t,
-		&v1alpha1.ClusterConfigTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: name + "-config"},
-			Spec: v1alpha1.ClusterConfigTemplateSpec{
-				ConfigPath: ".data.config",
-				TemplateSpec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
-					"apiVersion": "v1", "kind": "ConfigMap",
-					"metadata": {"name": "$(workload.metadata.name)$-config"},
-					"data": {"config": "$(workload.spec.source.git.url)$"}}`)},
-			},
-		},
-		&v1alpha1.ClusterTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: name + "-app"},
-			Spec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
-				"apiVersion": "v1", "kind": "ConfigMap",
-				"metadata": {"name": "$(workload.metadata.name)$-app"},
-				"data": {"source": "$(config)$", "mode": "stamped"}}`)},
-		},
-		configMapSupplyChain(name),
-	)
-}
-
-// configMapSupplyChain is the supply chain of configMapChain, of the templates name-config
-// and name-app.
-func configMapSupplyChain(name string) *v1alpha1.ClusterSupplyChain {
-	return &v1alpha1.ClusterSupplyChain{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.ClusterSupplyChainSpec{
-			OwnerSelector: v1alpha1.OwnerSelector{Selector: map[string]string{caseLabel: name}},
-			Resources: []v1alpha1.SupplyChainResource{
-				{Name: "config", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterConfigTemplate, Name: name + "-config"}},
-				{Name: "app", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterTemplate, Name: name + "-app"},
-					Configs: []v1alpha1.ResourceReference{{Name: "config", Resource: "config"}}},
-			},
-		},
-	}
+	env.CreateAll(ctx, t, harness.ConfigMapChain(t, name, `"mode": "stamped"`)...)
 }
 
 // workloadName is the name of the i-th Workload a test creates.

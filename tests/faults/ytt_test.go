@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/internal/harness"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
@@ -107,6 +108,6 @@ func yttConfigMapChain(t testing.TB, name string) {
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-app"},
 			Spec:       v1alpha1.TemplateSpec{Ytt: header + "\"-app\"\ndata:\n  source: #@ data.values.config\n  mode: stamped\n"},
 		},
-		configMapSupplyChain(name),
+		harness.ConfigMapSupplyChain(name),
 	)
 }

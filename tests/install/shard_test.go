@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/internal/harness"
@@ -26,15 +27,17 @@ const shardWorkloads = 10
 // objects stamped for a Workload carry its shard; each shard holds a lease of its own and
 // one of them the cluster-wide lease; Workloads of no shard here stay untouched; and a
 // Workload moved to the other shard is realized there, its objects following it (same
-// uids).
+// uids). A Progressive rollout then spans both shards: the replica holding the cluster-wide
+// lease decides over the Workloads of both, never more than its maxConcurrency in flight,
+// and every Workload of both ends at the new revision.
 func TestShardsRealizeTheirOwnersAlone(t *testing.T) {
 	const chain = "sharded"
 	ns := env.StamperNamespace(ctx, t, k8s, "shards", "stamper")
-	takeoverChain(t, chain, `"mode": "sharded"`)
+	env.CreateAll(ctx, t, harness.ConfigMapChain(t, chain, `"mode": "sharded"`)...)
 	shards := []string{"shard1", "shard2", ""}
 	for _, shard := range shards {
 		for i := range shardWorkloads {
-			labels := map[string]string{"test.surveyor.dev/case": chain}
+			labels := map[string]string{harness.CaseLabel: chain}
 			name := fmt.Sprintf("none-%02d", i)
 			if shard != "" {
 				labels[v1alpha1.LabelShardKey] = shard
@@ -143,6 +146,57 @@ func TestShardsRealizeTheirOwnersAlone(t *testing.T) {
 		ready := shardReadiness(t, ns)
 		return len(cms.Items) == 2 && ready["shard2"] == shardWorkloads+1, fmt.Sprintf("%d ConfigMaps; Ready by shard %v", len(cms.Items), ready)
 	})
+
+	// A rollout over both shards' Workloads.
+	var sc v1alpha1.ClusterSupplyChain
+	if err := k8s.Get(ctx, client.ObjectKey{Name: chain}, &sc); err != nil {
+		t.Fatal(err)
+	}
+	limit := intstr.FromInt32(4)
+	sc.Spec.RolloutStrategy = &v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutProgressive, MaxConcurrency: &limit}
+	if err := k8s.Update(ctx, &sc); err != nil {
+		t.Fatal(err)
+	}
+	realized := 2 * shardWorkloads
+	first := waitRolloutComplete(t, chain, "", realized)
+	var tpl v1alpha1.ClusterTemplate
+	if err := k8s.Get(ctx, client.ObjectKey{Name: chain + "-app"}, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	tpl.Spec.Template = harness.ConfigMapApp(t, `"mode": "sharded-v2"`)
+	if err := k8s.Update(ctx, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	waitRolloutComplete(t, chain, first, realized)
+	if err := k8s.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelResourceName: "app"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		if cm.Data["mode"] != "sharded-v2" {
+			t.Errorf("ConfigMap %s (shard %q) has mode %q after the rollout, want sharded-v2", cm.Name, cm.Labels[v1alpha1.LabelShardKey], cm.Data["mode"])
+		}
+	}
+}
+
+// waitRolloutComplete waits until the supply chain's rollout to a revision other than
+// previous is complete with owners Workloads Succeeded, and returns that revision.
+func waitRolloutComplete(t *testing.T, chain, previous string, owners int) string {
+	t.Helper()
+	var target string
+	env.Eventually(ctx, t, 2*time.Minute, func() (bool, string) {
+		var sc v1alpha1.ClusterSupplyChain
+		if err := k8s.Get(ctx, client.ObjectKey{Name: chain}, &sc); err != nil {
+			return false, err.Error()
+		}
+		r := sc.Status.Rollout
+		if r == nil {
+			return false, "no rollout status yet"
+		}
+		target = r.TargetRevision
+		return target != previous && r.Complete && r.Counts.Succeeded == int32(owners),
+			fmt.Sprintf("rollout to %s (previous %q): complete %v, counts %+v (want %d Succeeded)", target, previous, r.Complete, r.Counts, owners)
+	})
+	return target
 }
 
 // shardOf is the shard of a Workload named by TestShardsRealizeTheirOwnersAlone.

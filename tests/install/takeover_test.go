@@ -41,11 +41,11 @@ const (
 func TestTakeoverFromCartographer(t *testing.T) {
 	const chain = "takeover"
 	ns := env.StamperNamespace(ctx, t, k8s, "takeover", "stamper")
-	takeoverChain(t, chain, `"mode": "stamped", "tier": "web"`)
+	env.CreateAll(ctx, t, harness.ConfigMapChain(t, chain, `"mode": "stamped", "tier": "web"`)...)
 	workloads := make([]*v1alpha1.Workload, takeoverWorkloads)
 	for i := range workloads {
 		workloads[i] = &v1alpha1.Workload{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%02d", i), Namespace: ns, Labels: map[string]string{"test.surveyor.dev/case": chain}},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%02d", i), Namespace: ns, Labels: map[string]string{harness.CaseLabel: chain}},
 			Spec: v1alpha1.WorkloadSpec{
 				ServiceAccountName: "stamper",
 				Source:             &v1alpha1.Source{Git: &v1alpha1.GitSource{URL: fmt.Sprintf("https://example.com/app-%02d.git", i)}},
@@ -158,7 +158,7 @@ func TestTakeoverFromCartographer(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Name: chain + "-app"}, &tpl); err != nil {
 		t.Fatal(err)
 	}
-	tpl.Spec.Template = harness.RawTemplate(t, appTemplate(`"mode": "stamped"`))
+	tpl.Spec.Template = harness.ConfigMapApp(t, `"mode": "stamped"`)
 	if err := k8s.Update(ctx, &tpl); err != nil {
 		t.Fatal(err)
 	}
@@ -184,47 +184,7 @@ func writesWanted(behind bool) int {
 	return 1
 }
 
-// takeoverChain creates the supply chain chain: a ClusterConfigTemplate "config" whose
-// output is the Workload's git URL, and a ClusterTemplate "app" consuming it with the
-// further data fields appData.
-func takeoverChain(t *testing.T, chain, appData string) {
-	t.Helper()
-	env.CreateAll(ctx, t,
-		&v1alpha1.ClusterConfigTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: chain + "-config"},
-			Spec: v1alpha1.ClusterConfigTemplateSpec{
-				ConfigPath: ".data.config",
-				TemplateSpec: v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, `{
-					"apiVersion": "v1", "kind": "ConfigMap",
-					"metadata": {"name": "$(workload.metadata.name)$-config"},
-					"data": {"config": "$(workload.spec.source.git.url)$"}}`)},
-			},
-		},
-		&v1alpha1.ClusterTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: chain + "-app"},
-			Spec:       v1alpha1.TemplateSpec{Template: harness.RawTemplate(t, appTemplate(appData))},
-		},
-		&v1alpha1.ClusterSupplyChain{
-			ObjectMeta: metav1.ObjectMeta{Name: chain},
-			Spec: v1alpha1.ClusterSupplyChainSpec{
-				OwnerSelector: v1alpha1.OwnerSelector{Selector: map[string]string{"test.surveyor.dev/case": chain}},
-				Resources: []v1alpha1.SupplyChainResource{
-					{Name: "config", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterConfigTemplate, Name: chain + "-config"}},
-					{Name: "app", TemplateRef: v1alpha1.SupplyChainTemplateReference{Kind: v1alpha1.KindClusterTemplate, Name: chain + "-app"},
-						Configs: []v1alpha1.ResourceReference{{Name: "config", Resource: "config"}}},
-				},
-			},
-		},
-	)
-}
-
-func appTemplate(data string) string {
-	return `{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": {"name": "$(workload.metadata.name)$-app"},
-		"data": {"source": "$(config)$", ` + data + `}}`
-}
-
-// cartographerStamps are the objects Cartographer stamps for wl from takeoverChain's
+// cartographerStamps are the objects Cartographer stamps for wl from harness.ConfigMapChain's
 // templates: its labels (DESIGN §3, "Own") and the Workload as controller owner.
 func cartographerStamps(wl *v1alpha1.Workload, chain string) []*corev1.ConfigMap {
 	url := wl.Spec.Source.Git.URL
