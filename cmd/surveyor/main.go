@@ -169,7 +169,7 @@ func run() error {
 	gateOpts.Metrics.BindAddress = "0" // one endpoint per process: the shard manager's
 	gate, err := ctrl.NewManager(cfg, gateOpts)
 	if err != nil {
-		return fmt.Errorf("creating the cluster-wide manager: %w", err)
+		return fmt.Errorf("creating the cluster-wide lease's manager: %w", err)
 	}
 	err = gate.Add(manager.RunnableFunc(func(ctx context.Context) error { // run while leading
 		clusterOpts := ctrl.Options{Scheme: scheme, Cache: realizer.CacheOptions(nil),

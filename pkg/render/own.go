@@ -9,8 +9,9 @@ import (
 )
 
 // own makes a stamped object its owner's, of kind ownerKind: it goes to the owner's
-// namespace, carries labels and the owner's shard (over any the template set), has the owner as its controller,
-// and records the digest of it all in AnnotationStampDigest. Owners and Runnables alike.
+// namespace, carries labels and the owner's shard (over any the template set), has the
+// owner as its controller, and records the digest of it all in AnnotationStampDigest.
+// Owners and Runnables alike.
 func own(obj *unstructured.Unstructured, owner metav1.Object, ownerKind string, labels map[string]string) error {
 	obj.SetNamespace(owner.GetNamespace())
 	merged := obj.GetLabels()
