@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,13 +143,15 @@ func TestStoreWritesDoNotWaitForReaders(t *testing.T) {
 	for i := range 100 {
 		store.SetOwner(workload("dev", fmt.Sprintf("w-%03d", i), True, ""))
 	}
+	// The reader stops at its first owner until the test is done: a blocking send, since
+	// one that gave up when nobody was receiving yet could let the reader finish first.
 	inside, release := make(chan struct{}), make(chan struct{})
+	var first sync.Once
 	go store.Owners(func(view.Owner) bool {
-		select {
-		case inside <- struct{}{}:
+		first.Do(func() {
+			inside <- struct{}{}
 			<-release
-		default:
-		}
+		})
 		return true
 	})
 	<-inside
