@@ -48,11 +48,16 @@ func normalize(text string) string {
 // (['['0']'] is no key 0: the rewritten text would read differently the next time).
 func rewriteBracketKeys(p string) string {
 	var b strings.Builder
-	last := 0
+	var q quotes
+	last, scanned := 0, 0
 	for _, m := range bracketKey.FindAllStringSubmatchIndex(p, -1) {
+		q.feed(p[scanned:m[0]], "")
+		scanned = m[0]
 		key := p[max(m[2], m[4]):max(m[3], m[5])]
-		if key == "" || quoted(p[:m[0]]) {
-			continue // no field name spells an empty key; left for the parser to refuse
+		if key == "" || q.open() {
+			// No field name spells an empty key (left for the parser to refuse), and
+			// quoted text is no key.
+			continue
 		}
 		b.WriteString(p[last:m[0]])
 		b.WriteString("." + escapeField(key))
@@ -62,49 +67,43 @@ func rewriteBracketKeys(p string) string {
 	return b.String()
 }
 
-// quoted reports whether s ends within quotes.
-func quoted(s string) bool {
-	var quote rune
-	escaped := false
+// quotes follows single and double quotes through text fed to it in order; a backslash
+// escapes the rune after it, within quotes or not.
+type quotes struct {
+	quote   rune
+	escaped bool
+}
+
+// feed follows s, and stops at the first rune of stops outside quotes, reporting whether
+// it met one.
+func (q *quotes) feed(s, stops string) bool {
 	for _, r := range s {
 		switch {
-		case escaped:
-			escaped = false
+		case q.escaped:
+			q.escaped = false
 		case r == '\\':
-			escaped = true
-		case quote != 0:
-			if r == quote {
-				quote = 0
+			q.escaped = true
+		case q.quote != 0:
+			if r == q.quote {
+				q.quote = 0
 			}
 		case r == '\'' || r == '"':
-			quote = r
+			q.quote = r
+		case strings.ContainsRune(stops, r):
+			return true
 		}
 	}
-	return quote != 0
+	return false
 }
+
+// open reports whether the text fed so far ends within quotes.
+func (q *quotes) open() bool { return q.quote != 0 }
 
 // oneAction reports whether s, the inside of braces, holds no brace outside quotes: {.a} is one
 // action, {.a}{.b} and {range .a[*]}{.b}{end} are several.
 func oneAction(s string) bool {
-	var quote rune
-	escaped := false
-	for _, r := range s {
-		switch {
-		case escaped:
-			escaped = false
-		case r == '\\':
-			escaped = true
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '\'' || r == '"':
-			quote = r
-		case r == '{' || r == '}':
-			return false
-		}
-	}
-	return true
+	var q quotes
+	return !q.feed(s, "{}")
 }
 
 // trimUnescaped trims white space around s but keeps a trailing one escaped with a backslash,

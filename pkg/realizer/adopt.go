@@ -32,8 +32,7 @@ const CartographerFieldManager = "cartographer"
 // the object carries a digest already (Surveyor applied it) or no adopted manager owns
 // any of its fields.
 func (rz *realization) adopt(obj, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	digest := obj.GetAnnotations()[render.AnnotationStampDigest]
-	if len(rz.r.adopt) == 0 || digest == "" {
+	if len(rz.r.adopt) == 0 {
 		return nil, nil
 	}
 	if _, stamped := live.GetAnnotations()[render.AnnotationStampDigest]; stamped {
@@ -61,6 +60,7 @@ func (rz *realization) adopt(obj, live *unstructured.Unstructured) (*unstructure
 	want := asStored(obj).DeepCopy()
 	unstructured.RemoveNestedField(want.Object, "metadata", "annotations", render.AnnotationStampDigest)
 	holds := stamp.Contains(live.Object, want.Object)
+	digest := obj.GetAnnotations()[render.AnnotationStampDigest]
 	switch {
 	case !holds:
 	case current.Annotations == nil:
