@@ -119,12 +119,13 @@ func trimUnescaped(s string) string {
 	return s
 }
 
-// escapeField escapes the characters client-go's parser ends a field name at.
+// escapeField escapes the characters client-go's parser ends a field name at (its
+// isTerminator: white space and line ends included), and the backslash.
 func escapeField(key string) string {
 	var b strings.Builder
 	for _, r := range key {
 		switch r {
-		case '.', ',', '[', ']', '$', '@', '{', '}', ' ', '\t', '\\':
+		case '.', ',', '[', ']', '$', '@', '{', '}', ' ', '\t', '\n', '\r', '\\':
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
