@@ -3,11 +3,12 @@ package expr
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
-// bracketKey finds a key in brackets and quotes: ['app.kubernetes.io/name'] or
-// ["app.kubernetes.io/name"].
-var bracketKey = regexp.MustCompile(`\[\s*(?:'([^']*)'|"([^"]*)")\s*\]`)
+// bracketKey matches a key in brackets and quotes at the start of text: ['app.kubernetes.io/name']
+// or ["app.kubernetes.io/name"]. A quoted key ends at its first quote: there are no escapes in it.
+var bracketKey = regexp.MustCompile(`^\[\s*(?:'([^']*)'|"([^"]*)")\s*\]`)
 
 // normalize turns a path as users write it into client-go's template form. It is the one place
 // that decides which spellings mean the same path:
@@ -44,24 +45,29 @@ func normalize(text string) string {
 	return "{." + p + "}"
 }
 
-// rewriteBracketKeys turns each ['key'] into .key, but not one within the quotes of another
-// (['['0']'] is no key 0: the rewritten text would read differently the next time).
+// rewriteBracketKeys turns each ['key'] into .key. It reads p once, from the left, following
+// quotes: a bracket within quotes or after a backslash starts no key (['['0']'] is no key 0),
+// and a rewritten key leaves no quote or bracket to read differently the next time.
 func rewriteBracketKeys(p string) string {
 	var b strings.Builder
 	var q quotes
-	last, scanned := 0, 0
-	for _, m := range bracketKey.FindAllStringSubmatchIndex(p, -1) {
-		q.feed(p[scanned:m[0]], "")
-		scanned = m[0]
-		key := p[max(m[2], m[4]):max(m[3], m[5])]
-		if key == "" || q.open() {
-			// No field name spells an empty key (left for the parser to refuse), and
-			// quoted text is no key.
-			continue
+	last := 0
+	for i := 0; i < len(p); {
+		if p[i] == '[' && !q.open() && !q.escaped {
+			if m := bracketKey.FindStringSubmatchIndex(p[i:]); m != nil {
+				// No field name spells an empty key: that is left for the parser to refuse.
+				if key := p[i+max(m[2], m[4]) : i+max(m[3], m[5])]; key != "" {
+					b.WriteString(p[last:i])
+					b.WriteString("." + escapeField(key))
+					i += m[1]
+					last = i
+					continue
+				}
+			}
 		}
-		b.WriteString(p[last:m[0]])
-		b.WriteString("." + escapeField(key))
-		last = m[1]
+		r, size := utf8.DecodeRuneInString(p[i:])
+		q.step(r, "")
+		i += size
 	}
 	b.WriteString(p[last:])
 	return b.String()
@@ -78,20 +84,28 @@ type quotes struct {
 // it met one.
 func (q *quotes) feed(s, stops string) bool {
 	for _, r := range s {
-		switch {
-		case q.escaped:
-			q.escaped = false
-		case r == '\\':
-			q.escaped = true
-		case q.quote != 0:
-			if r == q.quote {
-				q.quote = 0
-			}
-		case r == '\'' || r == '"':
-			q.quote = r
-		case strings.ContainsRune(stops, r):
+		if q.step(r, stops) {
 			return true
 		}
+	}
+	return false
+}
+
+// step follows one rune, reporting whether it is one of stops outside quotes.
+func (q *quotes) step(r rune, stops string) bool {
+	switch {
+	case q.escaped:
+		q.escaped = false
+	case r == '\\':
+		q.escaped = true
+	case q.quote != 0:
+		if r == q.quote {
+			q.quote = 0
+		}
+	case r == '\'' || r == '"':
+		q.quote = r
+	case strings.ContainsRune(stops, r):
+		return true
 	}
 	return false
 }
@@ -120,12 +134,13 @@ func trimUnescaped(s string) string {
 }
 
 // escapeField escapes the characters client-go's parser ends a field name at (its
-// isTerminator: white space and line ends included), and the backslash.
+// isTerminator: white space and line ends included), the backslash, and quotes (which
+// rewriteBracketKeys would read as opening a quote). client-go drops each escaping backslash.
 func escapeField(key string) string {
 	var b strings.Builder
 	for _, r := range key {
 		switch r {
-		case '.', ',', '[', ']', '$', '@', '{', '}', ' ', '\t', '\n', '\r', '\\':
+		case '.', ',', '[', ']', '$', '@', '{', '}', ' ', '\t', '\n', '\r', '\\', '\'', '"':
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
