@@ -27,7 +27,7 @@ var bracketKey = regexp.MustCompile(`^\[\s*(?:'([^']*)'|"([^"]*)")\s*\]`)
 func normalize(text string) string {
 	p := trimUnescaped(text)
 	if strings.HasPrefix(p, "{") {
-		if !strings.HasSuffix(p, "}") || !oneAction(p[1:len(p)-1]) {
+		if !oneAction(p[1:]) {
 			return rewriteBracketKeys(p)
 		}
 		p = trimUnescaped(p[1 : len(p)-1])
@@ -45,27 +45,32 @@ func normalize(text string) string {
 	return "{." + p + "}"
 }
 
-// rewriteBracketKeys turns each ['key'] into .key. It reads p once, from the left, following
-// quotes: a bracket within quotes or after a backslash starts no key (['['0']'] is no key 0),
-// and a rewritten key leaves no quote or bracket to read differently the next time.
+// rewriteBracketKeys turns each ['key'] into .key, or into key after a dot (a.['b'] is a.b, not
+// the recursive descent a..b). It reads p once, from the left, following quotes: a bracket within
+// quotes or after a backslash starts no key (['['0']'] is no key 0), and a rewritten key leaves
+// no quote or bracket to read differently the next time.
 func rewriteBracketKeys(p string) string {
 	var b strings.Builder
 	var q quotes
-	last := 0
+	last, afterDot := 0, false
 	for i := 0; i < len(p); {
 		if p[i] == '[' && !q.open() && !q.escaped {
 			if m := bracketKey.FindStringSubmatchIndex(p[i:]); m != nil {
 				// No field name spells an empty key: that is left for the parser to refuse.
 				if key := p[i+max(m[2], m[4]) : i+max(m[3], m[5])]; key != "" {
 					b.WriteString(p[last:i])
-					b.WriteString("." + escapeField(key))
+					if !afterDot {
+						b.WriteByte('.')
+					}
+					b.WriteString(escapeField(key))
 					i += m[1]
-					last = i
+					last, afterDot = i, false
 					continue
 				}
 			}
 		}
 		r, size := utf8.DecodeRuneInString(p[i:])
+		afterDot = r == '.' && !q.open() && !q.escaped
 		q.step(r, "")
 		i += size
 	}
@@ -113,11 +118,20 @@ func (q *quotes) step(r rune, stops string) bool {
 // open reports whether the text fed so far ends within quotes.
 func (q *quotes) open() bool { return q.quote != 0 }
 
-// oneAction reports whether s, the inside of braces, holds no brace outside quotes: {.a} is one
-// action, {.a}{.b} and {range .a[*]}{.b}{end} are several.
+// oneAction reports whether s, the text after an opening brace, closes it at its end and holds
+// no other brace outside quotes: {.a} is one action; {.a}{.b}, {range .a[*]}{.b}{end}, {.a and
+// {.a\} are not. Bracket keys are read as rewriteBracketKeys reads them (['a\'] is the key a\,
+// which opens no quote, and ['}'] holds no brace), so that the answer is the same for s and for
+// s with its keys rewritten.
 func oneAction(s string) bool {
+	r := rewriteBracketKeys(s)
 	var q quotes
-	return !q.feed(s, "{}")
+	for i, c := range r {
+		if q.step(c, "{}") {
+			return c == '}' && i == len(r)-1
+		}
+	}
+	return false
 }
 
 // trimUnescaped trims white space around s but keeps a trailing one escaped with a backslash,

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,13 @@ func TestNormalize(t *testing.T) {
 		{"quote in a key escaped", `['a"b']['c']`, `{.a\"b.c}`},
 		{"bracket after a backslash is no key", `a\['b']`, `{.a\['b']}`},
 		{"bracket within quotes is no key", `a['['0']']`, `{.a['['0']']}`},
+		{"a key's backslash escapes no quote", `{$['a\']'}'}`, `{.a\\'}'}`},
+		{"a key's brace closes no action", `{x['a}']`, `{x.a\}`},
+		{"an escaped brace closes no action", `{a\}`, `{a\}`},
+		{"a key after a dot is no descent", `spec.['a.b']`, `{.spec.a\.b}`},
+		{"a key after a dot in an unclosed action", `{.['a']`, `{.a`},
+		{"a key after an escaped dot", `a\.['b']`, `{.a\..b}`},
+		{"a key after recursive descent", `..['a']`, `{..a}`},
 		{"unclosed action as written", "{.spec", "{.spec"},
 		{"several actions as written", "{.a}{.b}", "{.a}{.b}"},
 		{"brace in a filter string is one action", `{.a[?(@.b=="}")]}`, `{.a[?(@.b=="}")]}`},
@@ -91,4 +99,33 @@ func TestPathCacheIsBounded(t *testing.T) {
 	if n := pathCache.len(); n > maxCachedPaths {
 		t.Errorf("the path cache holds %d paths, more than its bound %d", n, maxCachedPaths)
 	}
+}
+
+// TestNormalizeAllShortPaths checks FuzzPath's invariants on normalize for every path of up to
+// five pieces drawn from the pieces its rules turn on: it is idempotent, and it gives recursive
+// descent only to a path that asks for it. Fuzzing found such inputs one at a time; this finds
+// every short one on each run.
+func TestNormalizeAllShortPaths(t *testing.T) {
+	pieces := []string{"{", "}", "[", "]", "'", `"`, `\`, ".", "$", "a", " ", "['", "']", `["`, `"]`, "['a']", "['}']"}
+	failures := 0
+	var walk func(path string, n int)
+	walk = func(path string, n int) {
+		once := normalize(path)
+		if twice := normalize(once); twice != once {
+			t.Errorf("normalize is not idempotent: %q -> %q -> %q", path, once, twice)
+			failures++
+		} else if strings.HasPrefix(once, "{..") && !asksDescent(path) {
+			t.Errorf("normalize(%q) = %q turns a root key into recursive descent", path, once)
+			failures++
+		}
+		if failures > 10 {
+			t.FailNow()
+		}
+		if n < 5 {
+			for _, p := range pieces {
+				walk(path+p, n+1)
+			}
+		}
+	}
+	walk("", 0)
 }
