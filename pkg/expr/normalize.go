@@ -78,22 +78,11 @@ func rewriteBracketKeys(p string) string {
 	return b.String()
 }
 
-// quotes follows single and double quotes through text fed to it in order; a backslash
-// escapes the rune after it, within quotes or not.
+// quotes follows single and double quotes through text stepped through it in order; a
+// backslash escapes the rune after it, within quotes or not.
 type quotes struct {
 	quote   rune
 	escaped bool
-}
-
-// feed follows s, and stops at the first rune of stops outside quotes, reporting whether
-// it met one.
-func (q *quotes) feed(s, stops string) bool {
-	for _, r := range s {
-		if q.step(r, stops) {
-			return true
-		}
-	}
-	return false
 }
 
 // step follows one rune, reporting whether it is one of stops outside quotes.
@@ -115,7 +104,7 @@ func (q *quotes) step(r rune, stops string) bool {
 	return false
 }
 
-// open reports whether the text fed so far ends within quotes.
+// open reports whether the text stepped through so far ends within quotes.
 func (q *quotes) open() bool { return q.quote != 0 }
 
 // oneAction reports whether s, the text after an opening brace, closes it at its end and holds
