@@ -176,22 +176,22 @@ func (e *env) launch(ctx context.Context, name string, extra ...string) (*harnes
 	return c, c.WaitReady(ctx, time.Minute)
 }
 
-// applySupplyChain installs the bench templates and supply chain and waits until the
-// controller reports the supply chain Ready, which also proves the controller (and,
-// with leader election, its lease) is up.
-func (e *env) applySupplyChain(ctx context.Context) error {
+// applySupplyChain installs the bench templates and supply chain, waits until the
+// controller reports the supply chain Ready, which also proves the controller (and, with
+// leader election, its lease) is up, and then tracks the n Workloads to come until stop.
+func (e *env) applySupplyChain(ctx context.Context, n int) (t *tracker, stop func(), err error) {
 	path := filepath.Join(e.Cluster.Dir, "bench-supplychain.yaml")
 	chain := supplyChainYAML
 	if e.opts.ytt {
 		chain = supplyChainYTT
 	}
 	if err := os.WriteFile(path, chain, 0o644); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := cluster.Apply(ctx, e.Cluster.Config, path); err != nil {
-		return fmt.Errorf("applying the bench supply chain: %w", err)
+		return nil, nil, fmt.Errorf("applying the bench supply chain: %w", err)
 	}
-	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		sc := &v1alpha1.ClusterSupplyChain{}
 		if err := e.admin.Get(ctx, client.ObjectKey{Name: "bench"}, sc); err != nil {
 			return false, nil
@@ -199,6 +199,14 @@ func (e *env) applySupplyChain(ctx context.Context) error {
 		ready := meta.FindStatusCondition(sc.Status.Conditions, v1alpha1.ConditionReady)
 		return ready != nil && ready.Status == metav1.ConditionTrue && sc.Status.ObservedGeneration == sc.Generation, nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	t = newTracker(n)
+	if stop, err = t.run(ctx, e.Env, benchNamespace); err != nil {
+		return nil, nil, err
+	}
+	return t, stop, nil
 }
 
 // waitQuiet waits until the API server serves fewer than quietRate requests per second

@@ -305,11 +305,7 @@ func runOnce(ctx context.Context, opts *options, n int, dir string) (_ *runResul
 	if err := e.startController(ctx); err != nil {
 		return nil, err
 	}
-	if err := e.applySupplyChain(ctx); err != nil {
-		return nil, err
-	}
-	t := newTracker(n)
-	stopTracker, err := t.run(ctx, e.Env, benchNamespace)
+	t, stopTracker, err := e.applySupplyChain(ctx, n)
 	if err != nil {
 		return nil, err
 	}

@@ -58,11 +58,7 @@ func runShardRun(ctx context.Context, opts *options, n, shards int) (*shardRun, 
 		}
 		replicas = append(replicas, c)
 	}
-	if err := e.applySupplyChain(ctx); err != nil {
-		return nil, err
-	}
-	t := newTracker(n)
-	stopTracker, err := t.run(ctx, e.Env, benchNamespace)
+	t, stopTracker, err := e.applySupplyChain(ctx, n)
 	if err != nil {
 		return nil, err
 	}
