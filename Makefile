@@ -11,7 +11,7 @@ TEST_FLAGS ?=
 BENCH_FLAGS ?=
 BENCH_SCALE_FLAGS ?= -skip-settle -skip-propagation -skip-isolation
 
-.PHONY: all build generate manifests tools run test test-unit test-fuzz test-integration test-kuttl verify image release bench bench-scale clean help
+.PHONY: all build generate manifests tools run test test-unit test-fuzz test-integration test-kuttl verify lint image release bench bench-scale clean help
 
 all: build
 
@@ -46,6 +46,9 @@ verify: $(DEV) ## Fail when generated code or manifests are stale, code is unfor
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+
+lint: $(DEV) ## Lint with golangci-lint (staticcheck, revive, unused and the defaults; .golangci.yml).
+	lint=$$($(DEV) tool golangci-lint); "$$lint" run ./...
 
 run: build ## Start a local cluster, the controller and samples/; watch the Workloads until Ctrl-C.
 	$(DEV) run -controller bin/surveyor

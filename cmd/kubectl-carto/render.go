@@ -80,7 +80,7 @@ It exits 1 when a blueprint cannot be selected or a resource cannot be stamped.`
 				if o.GetNamespace() == "" {
 					o.SetNamespace(ns)
 				}
-				r, err := render.Render(render.RenderInput{Owner: o, Objects: in.objects, Observed: in.observed, Outputs: given})
+				r, err := render.Render(render.Input{Owner: o, Objects: in.objects, Observed: in.observed, Outputs: given})
 				if err != nil {
 					return err
 				}

@@ -86,9 +86,12 @@ func (a *app) serveWeb(ctx context.Context, c *cluster, namespace, address strin
 		err = hs.Shutdown(shutdown)
 	}
 	cancel()
-	<-watched
 	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+		err = nil
+	}
+	// Watch returns the context's error once cancelled; any other is why it stopped early.
+	if werr := <-watched; werr != nil && !errors.Is(werr, context.Canceled) {
+		err = errors.Join(err, fmt.Errorf("watching the cluster: %w", werr))
 	}
 	return err
 }

@@ -348,7 +348,7 @@ func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
-			l.Close()
+			_ = l.Close() // the port is free again either way
 		}
 	}()
 	for len(ports) < n {

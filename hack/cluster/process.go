@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,8 +36,7 @@ func (c *Cluster) Launch(ctx context.Context, name, bin string, args ...string) 
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		log.Close()
-		return fmt.Errorf("starting %s: %w", name, err)
+		return errors.Join(fmt.Errorf("starting %s: %w", name, err), log.Close())
 	}
 	p := &process{name: name, cmd: cmd, done: make(chan struct{}), log: log}
 	go func() {
@@ -69,7 +69,9 @@ func (c *Cluster) Pid(name string) int {
 
 // stop asks the component to terminate and kills it after a grace period.
 func (p *process) stop() {
-	defer p.log.Close()
+	// The log is the component's output, and the component is gone: a failed close
+	// loses nothing.
+	defer func() { _ = p.log.Close() }()
 	select {
 	case <-p.done:
 		return

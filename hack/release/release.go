@@ -28,7 +28,7 @@ func Render(dir, image string) ([]byte, error) {
 		}
 		container, err := r.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name=manager]"))
 		if err != nil || container == nil {
-			return nil, fmt.Errorf("Deployment %s has no container named manager", r.GetName())
+			return nil, fmt.Errorf("the Deployment %s has no container named manager", r.GetName())
 		}
 		if err := container.PipeE(yaml.SetField("image", yaml.NewStringRNode(image))); err != nil {
 			return nil, err

@@ -82,6 +82,13 @@ var Tools = map[string]Tool{
 		Version:  "v0.19.0",
 		Binaries: map[string]string{"controller-gen": "sigs.k8s.io/controller-tools/cmd/controller-gen"},
 	},
+	"golangci-lint": {
+		// Built with this machine's Go (1.26), as a linter must be at least as new as the
+		// go line of the module it loads; make lint runs it with .golangci.yml.
+		Module:   "github.com/golangci/golangci-lint/v2",
+		Version:  "v2.15.0",
+		Binaries: map[string]string{"golangci-lint": "github.com/golangci/golangci-lint/v2/cmd/golangci-lint"},
+	},
 }
 
 // CacheDir is where built tools live: $SURVEYOR_TOOLS_DIR, else <user cache>/surveyor/tools.

@@ -28,7 +28,7 @@ import (
 //
 // Until its echo arrives, the cache holds an older copy of an object just written. A
 // reconcile that reads such a copy must not trust it (it would compare its status with
-// one already replaced): it waits for the echo, which is then delivered (awaitEcho).
+// one already replaced): it waits for the echo, which is then delivered (AwaitEcho).
 type Echoes struct {
 	mu sync.Mutex
 	// writing are the objects being written, with the events that arrived meanwhile.
@@ -54,7 +54,7 @@ type heldEvent struct {
 	deliver         func()
 }
 
-// write makes a write of obj (which it updates from the answer), holding the events of
+// Write makes a write of obj (which it updates from the answer), holding the events of
 // obj that arrive meanwhile.
 func (e *Echoes) Write(key string, obj client.Object, write func() error) error {
 	before := obj.GetResourceVersion()
@@ -68,7 +68,7 @@ func (e *Echoes) Write(key string, obj client.Object, write func() error) error 
 	return err
 }
 
-// awaitEcho tells whether a write of key has not reached the cache yet; if so, its echo
+// AwaitEcho tells whether a write of key has not reached the cache yet; if so, its echo
 // will re-queue instead of being dropped.
 func (e *Echoes) AwaitEcho(key string) bool {
 	e.mu.Lock()
@@ -135,6 +135,8 @@ func (e *Echoes) hold(key, resourceVersion string, deliver func()) bool {
 	return false
 }
 
+// Forget drops what is known of key's writes, as when its object was deleted: no echo
+// of it is awaited any more.
 func (e *Echoes) Forget(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -142,7 +144,7 @@ func (e *Echoes) Forget(key string) {
 	delete(e.awaited, key)
 }
 
-// handler wraps next so that the create and update events of this reconciler's writes
+// Handler wraps next so that the create and update events of this reconciler's writes
 // (keyed by keyOf) re-queue nothing.
 func (e *Echoes) Handler(keyOf func(client.Object) string, next handler.EventHandler) handler.EventHandler {
 	return handler.Funcs{
@@ -169,6 +171,8 @@ func ObjectKey(obj client.Object) string {
 	return StampedKey(obj.GetObjectKind().GroupVersionKind(), obj.GetNamespace(), obj.GetName())
 }
 
+// StampedKey is the key ObjectKey gives an object of kind gvk named namespace/name, for
+// callers that know the object's identity but hold no copy of it.
 func StampedKey(gvk schema.GroupVersionKind, namespace, name string) string {
 	return gvk.Group + "/" + gvk.Kind + "/" + namespace + "/" + name
 }

@@ -220,6 +220,8 @@ type Log struct {
 	parts   map[string][]string
 }
 
+// Add notes one thing the reconcile did under reason, formatted as fmt.Sprintf does;
+// the Event for reason joins every note added under it.
 func (l *Log) Add(reason, format string, args ...any) {
 	if l.parts == nil {
 		l.parts = map[string][]string{}
@@ -230,7 +232,7 @@ func (l *Log) Add(reason, format string, args ...any) {
 	l.parts[reason] = append(l.parts[reason], fmt.Sprintf(format, args...))
 }
 
-// record writes the gathered Events about owner.
+// Record writes the gathered Events about owner.
 func (l *Log) Record(rec record.EventRecorder, owner runtime.Object) {
 	for _, reason := range l.reasons {
 		rec.Event(owner, corev1.EventTypeNormal, reason, strings.Join(l.parts[reason], "; "))

@@ -163,6 +163,7 @@ type SyncBuffer struct {
 	buf bytes.Buffer
 }
 
+// Write appends p to the buffer, as bytes.Buffer.Write does, under the lock.
 func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -36,6 +36,8 @@ type Impersonator struct {
 	clients *lru.Cache
 }
 
+// New returns an Impersonator that derives its clients from base, with scheme and
+// mapper, and keeps the size most recently used of them.
 func New(base *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, size int) *Impersonator {
 	return &Impersonator{base: base, scheme: scheme, mapper: mapper, limiter: sharedLimiter(base), clients: lru.New(size)}
 }
@@ -58,7 +60,7 @@ func sharedLimiter(cfg *rest.Config) flowcontrol.RateLimiter {
 	return flowcontrol.NewTokenBucketRateLimiter(qps, burst)
 }
 
-// clientFor returns a client authenticated as system:serviceaccount:<namespace>:<name>.
+// ClientFor returns a client authenticated as system:serviceaccount:<namespace>:<name>.
 func (i *Impersonator) ClientFor(namespace, name string) (client.Client, error) {
 	user := "system:serviceaccount:" + namespace + ":" + name
 	i.mu.Lock()

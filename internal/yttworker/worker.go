@@ -47,7 +47,7 @@ func RunIfWorker() {
 	if budget == "" {
 		return
 	}
-	if err := serve(budget, os.Stdin, os.Stdout); err != nil && !errors.Is(err, io.EOF) {
+	if err := serve(budget, os.Stdin, os.Stdout); !errors.Is(err, io.EOF) {
 		fmt.Fprintln(os.Stderr, "ytt worker:", err)
 		os.Exit(1)
 	}
@@ -55,7 +55,8 @@ func RunIfWorker() {
 }
 
 // serve limits the process's memory to its current size plus budget bytes, says it is ready,
-// then answers requests from in on out until in ends.
+// then answers requests from in on out until in ends, when it returns io.EOF. It never
+// returns nil.
 func serve(budget string, in io.Reader, out io.Writer) error {
 	limit, err := strconv.ParseInt(budget, 10, 64)
 	if err != nil || limit <= 0 {

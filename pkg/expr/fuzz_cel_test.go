@@ -143,6 +143,6 @@ func FuzzCELEval(f *testing.F) {
 				t.Fatalf("expression of static type bool failed EvalBool with a result type error: %v", err)
 			}
 		}
-		within("EvalString", func() error { _, err := anyProg.EvalString(scope); return err })
+		_ = within("EvalString", func() error { _, err := anyProg.EvalString(scope); return err })
 	})
 }

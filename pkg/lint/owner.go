@@ -23,7 +23,7 @@ var ownerReasons = []string{
 // documents, as the controller would realize it, and reports what would fail: no
 // blueprint selected, no option chosen, a template that cannot be stamped for it.
 func (l *linter) owner(e entry, o v1alpha1.Owner, objects []v1alpha1.Object) {
-	r, err := render.Render(render.RenderInput{Owner: o, Objects: objects, YTT: yttEvaluator})
+	r, err := render.Render(render.Input{Owner: o, Objects: objects, YTT: yttEvaluator})
 	if err != nil {
 		l.at(e, "", "%v", err)
 		return

@@ -18,8 +18,8 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
 )
 
-// RenderInput is what Render reads in place of a cluster.
-type RenderInput struct {
+// Input is what Render reads in place of a cluster.
+type Input struct {
 	// Owner is the Workload or Deliverable to render. Without a uid (a file never applied)
 	// its stamped objects' owner reference, and so their digest, lack one.
 	Owner v1alpha1.Owner
@@ -53,7 +53,7 @@ type Rendering struct {
 
 // Where a rendered resource's outputs came from.
 const (
-	// OutputsGiven are outputs given by hand (RenderInput.Outputs), at least in part.
+	// OutputsGiven are outputs given by hand (Input.Outputs), at least in part.
 	OutputsGiven = "given"
 	// OutputsObserved are outputs read from an observed live object.
 	OutputsObserved = "observed"
@@ -102,7 +102,7 @@ type RenderedResource struct {
 // owner's status, never guessed.
 //
 // An error is returned only for an owner that cannot be read at all.
-func Render(in RenderInput) (*Rendering, error) {
+func Render(in Input) (*Rendering, error) {
 	owner, err := NewOwner(in.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("cannot render: %w", err)
@@ -168,7 +168,7 @@ func Among(templates []v1alpha1.Template) func(kind, name string) (v1alpha1.Temp
 
 // renderer is one Render pass over a blueprint.
 type renderer struct {
-	in   RenderInput
+	in   Input
 	pass *Pass
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // yttChain is a supply chain of one ClusterTemplate written in ytt, and a Workload it selects.
-func yttChain(t *testing.T, source string) render.RenderInput {
+func yttChain(t *testing.T, source string) render.Input {
 	t.Helper()
 	var tpl v1alpha1.ClusterTemplate
 	var chain v1alpha1.ClusterSupplyChain
@@ -30,7 +30,7 @@ func yttChain(t *testing.T, source string) render.RenderInput {
 			t.Fatal(err)
 		}
 	}
-	return render.RenderInput{Owner: &workload, Objects: []v1alpha1.Object{&tpl, &chain}, YTT: ytt.InProcess{Timeout: ytt.Timeout}}
+	return render.Input{Owner: &workload, Objects: []v1alpha1.Object{&tpl, &chain}, YTT: ytt.InProcess{Timeout: ytt.Timeout}}
 }
 
 func TestRenderYTT(t *testing.T) {

@@ -66,10 +66,9 @@ func PrintRollout(w io.Writer, bp Blueprint, opts Options) error {
 func (bp Blueprint) Summary(opts Options) []Field {
 	fields := []Field{{bp.Kind, plain(fmt.Sprintf("%s (generation %d)", bp.Name, bp.Generation))}}
 	r := bp.Status.Rollout
-	switch {
-	case bp.Strategy == nil:
+	if bp.Strategy == nil {
 		fields = append(fields, Field{"Strategy", plain("none: a change reaches every owner at once")})
-	default:
+	} else {
 		fields = append(fields, Field{"Strategy", plain(StrategyLine(bp.Strategy))})
 	}
 	if bp.Strategy != nil && r == nil {

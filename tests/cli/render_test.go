@@ -64,7 +64,7 @@ func TestRenderMatchesController(t *testing.T) {
 			stamped := stampedObjects(t, live)
 			o.SetUID(live.GetUID())
 
-			offline, err := render.Render(render.RenderInput{Owner: o, Objects: objects})
+			offline, err := render.Render(render.Input{Owner: o, Objects: objects})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestRenderMatchesController(t *testing.T) {
 			for _, s := range stamped {
 				observed = append(observed, s)
 			}
-			r, err := render.Render(render.RenderInput{Owner: o, Objects: objects, Observed: observed})
+			r, err := render.Render(render.Input{Owner: o, Objects: objects, Observed: observed})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -144,7 +144,7 @@ func TestForeignRevisionStampsNothing(t *testing.T) {
 		}
 		return false, "no RevisionNotTrusted event on " + team
 	})
-	got = waitCondition(t, wl, "", v1alpha1.ConditionSupplyChainReady, time.Minute, notTrusted("does not match its hash and name"))
+	waitCondition(t, wl, "", v1alpha1.ConditionSupplyChainReady, time.Minute, notTrusted("does not match its hash and name"))
 	if sc := (&v1alpha1.ClusterSupplyChain{}); k8s.Get(ctx, client.ObjectKey{Name: team}, sc) == nil && sc.Status.Rollout != nil {
 		t.Logf("%s rollout: target %s, stable %s", team, sc.Status.Rollout.TargetRevision, sc.Status.Rollout.StableRevision)
 	}

@@ -11,11 +11,11 @@ import (
 func TestCacheIsBounded(t *testing.T) {
 	c := &cache{entries: map[string]*Template{}}
 	src := "a: #@ 1\n"
-	if c.get(src) != c.get(src) {
+	if first := c.get(src); c.get(src) != first {
 		t.Error("the same source compiled twice")
 	}
 	big := "a: #@ 1\n" + strings.Repeat("#! padding\n", maxCachedSource/11+1)
-	if c.get(big) == c.get(big) {
+	if first := c.get(big); c.get(big) == first {
 		t.Error("a template over maxCachedSource was kept")
 	}
 	for i := range 2 * maxCacheSize / 1024 {

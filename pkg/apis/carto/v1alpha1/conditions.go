@@ -180,19 +180,20 @@ const (
 	// ConditionRolloutDegraded is True while failures stop admission.
 	ConditionRolloutDegraded = "RolloutDegraded"
 
-	// ReasonRolloutProgressing: owners are being admitted or are soaking.
+	// ReasonRolloutProgressing says owners are being admitted or are soaking.
 	ReasonRolloutProgressing = "Progressing"
-	// ReasonRolloutPaused: rolloutStrategy.paused holds new admissions.
+	// ReasonRolloutPaused says rolloutStrategy.paused holds new admissions.
 	ReasonRolloutPaused = "Paused"
-	// ReasonRolloutSuperseded: a newer change replaced the one being rolled out.
+	// ReasonRolloutSuperseded says a newer change replaced the one being rolled out.
 	ReasonRolloutSuperseded = "Superseded"
-	// ReasonRolloutComplete: every owner is at the target revision (RolloutProgressing=False).
+	// ReasonRolloutComplete says every owner is at the target revision
+	// (RolloutProgressing=False).
 	ReasonRolloutComplete = "RolloutComplete"
-	// ReasonRolloutNotDegraded: failures are within budget (RolloutDegraded=False).
+	// ReasonRolloutNotDegraded says failures are within budget (RolloutDegraded=False).
 	ReasonRolloutNotDegraded = "FailuresWithinBudget"
-	// ReasonMaxFailuresBreached: more owners failed than maxFailures allows.
+	// ReasonMaxFailuresBreached says more owners failed than maxFailures allows.
 	ReasonMaxFailuresBreached = "MaxFailuresBreached"
-	// ReasonMandatoryGroupFailed: an owner of a mandatory group failed.
+	// ReasonMandatoryGroupFailed says an owner of a mandatory group failed.
 	ReasonMandatoryGroupFailed = "MandatoryGroupFailed"
 
 	// EventRolloutStarted is recorded when a new target revision starts rolling out.

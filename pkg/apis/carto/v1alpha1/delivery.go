@@ -38,7 +38,7 @@ type ClusterDeliveryList struct {
 }
 
 // ClusterDeliverySpec is the spec of a ClusterDelivery.
-
+//
 // A spec without any selector is accepted and never matches an owner.
 type ClusterDeliverySpec struct {
 	OwnerSelector `json:",inline"`

@@ -104,19 +104,22 @@ type RolloutGroup struct {
 type RolloutState string
 
 const (
-	// RolloutToApply: not yet admitted; the owner runs its previous revision.
+	// RolloutToApply is the state of an owner not yet admitted; it runs its previous
+	// revision.
 	RolloutToApply RolloutState = "ToApply"
-	// RolloutProgressing: admitted, not yet Ready at its generation and the target revision
-	// for minSuccessTime.
+	// RolloutProgressing is the state of an owner admitted but not yet Ready at its
+	// generation and the target revision for minSuccessTime.
 	RolloutProgressing RolloutState = "Progressing"
-	// RolloutSucceeded: Ready at the target revision for minSuccessTime, continuously.
+	// RolloutSucceeded is the state of an owner that has been Ready at the target revision
+	// for minSuccessTime, continuously.
 	RolloutSucceeded RolloutState = "Succeeded"
-	// RolloutFailed: Ready=False at the target revision.
+	// RolloutFailed is the state of an owner that is Ready=False at the target revision.
 	RolloutFailed RolloutState = "Failed"
-	// RolloutTimeOut: still in flight progressDeadline after admission.
+	// RolloutTimeOut is the state of an owner still in flight progressDeadline after its
+	// admission.
 	RolloutTimeOut RolloutState = "TimeOut"
-	// RolloutSkip: was not Ready at the stable revision when the rollout reached it; admitted
-	// with its group, it neither blocks nor counts.
+	// RolloutSkip is the state of an owner that was not Ready at the stable revision when
+	// the rollout reached it; admitted with its group, it neither blocks nor counts.
 	RolloutSkip RolloutState = "Skip"
 )
 

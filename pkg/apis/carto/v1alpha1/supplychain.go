@@ -38,7 +38,7 @@ type ClusterSupplyChainList struct {
 }
 
 // ClusterSupplyChainSpec is the spec of a ClusterSupplyChain.
-
+//
 // A spec without any selector is accepted and never matches an owner.
 type ClusterSupplyChainSpec struct {
 	OwnerSelector `json:",inline"`
