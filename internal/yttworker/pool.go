@@ -314,11 +314,14 @@ func (t *head) String() string {
 }
 
 // outOfMemory says whether the worker died of its address-space limit: the Go runtime
-// cannot map more heap, or a thread's stack.
+// cannot map more heap, or a thread's stack. Built with -race (the test binaries run as
+// workers), the runtime maps its heap at fixed hints and reports a mapping the limit
+// refused as an address space collision.
 func (t *head) outOfMemory() bool {
 	s := t.String()
 	return strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") ||
-		strings.Contains(s, "failed to create new OS thread")
+		strings.Contains(s, "failed to create new OS thread") ||
+		strings.Contains(s, "too many address space collisions for -race mode")
 }
 
 // said is the first line of what the worker wrote to stderr, as ": <line>", or "".
