@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/utils/clock"
 	"k8s.io/utils/lru"
 
 	"github.com/surveyor-dev/surveyor/pkg/render/ytt"
@@ -29,6 +30,11 @@ type Options struct {
 	Memory int64
 	// Executable is the binary to run as a worker: this process's own (os.Executable).
 	Executable string
+	// Clock times the evaluations against Timeout: the real clock. A test that gives a
+	// fake one decides when an evaluation runs out of time, whatever the machine's speed.
+	// (A new worker's start is timed by the real clock: that limit guards against a worker
+	// that hangs, and is not a template's.)
+	Clock clock.WithDelayedExecution
 }
 
 // memoSize is how many results the Pool remembers, and memoMaxOutput the largest output it
@@ -66,6 +72,9 @@ func New(opts Options) (*Pool, error) {
 	}
 	if opts.Memory <= 0 {
 		opts.Memory = ytt.MemoryLimit
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
 	}
 	if opts.Executable == "" {
 		exe, err := os.Executable()
@@ -135,7 +144,7 @@ func (p *Pool) eval(req request) (out []byte, deterministic bool, err error) {
 			return nil, false, fmt.Errorf("ytt: cannot start a worker: %w", err)
 		}
 	}
-	resp, reuse, err := w.do(req, p.opts.Timeout)
+	resp, reuse, err := w.do(req, p.opts.Clock, p.opts.Timeout)
 	if !reuse {
 		p.stop(w)
 		w = nil // the next evaluation in this slot starts a new worker
@@ -246,13 +255,13 @@ func (w *worker) kill() {
 	}
 }
 
-// do sends req to the worker and reads its response within timeout. An error means the
+// do sends req to the worker and reads its response within timeout on clk. An error means the
 // worker is done for: killed at the timeout, dead of its memory limit or of anything else;
 // so does a response that came as the timer killed the worker (reuse is false).
-func (w *worker) do(req request, timeout time.Duration) (resp response, reuse bool, err error) {
+func (w *worker) do(req request, clk clock.WithDelayedExecution, timeout time.Duration) (resp response, reuse bool, err error) {
 	var once sync.Once
 	expired := false
-	timer := time.AfterFunc(timeout, func() {
+	timer := clk.AfterFunc(timeout, func() {
 		once.Do(func() { expired = true })
 		w.kill()
 	})
@@ -305,11 +314,14 @@ func (t *head) String() string {
 }
 
 // outOfMemory says whether the worker died of its address-space limit: the Go runtime
-// cannot map more heap, or a thread's stack.
+// cannot map more heap, or a thread's stack. Built with -race (the test binaries run as
+// workers), the runtime maps its heap at fixed hints and reports a mapping the limit
+// refused as an address space collision.
 func (t *head) outOfMemory() bool {
 	s := t.String()
 	return strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") ||
-		strings.Contains(s, "failed to create new OS thread")
+		strings.Contains(s, "failed to create new OS thread") ||
+		strings.Contains(s, "too many address space collisions for -race mode")
 }
 
 // said is the first line of what the worker wrote to stderr, as ": <line>", or "".

@@ -143,8 +143,7 @@ func TestListCostsMatchCELGo(t *testing.T) {
 
 // withTimeLimit runs f with the per-call time limit set to limit.
 func withTimeLimit(limit time.Duration, f func()) {
-	defer func(old time.Duration) { callTimeLimit = old }(callTimeLimit)
-	callTimeLimit = limit
+	defer setCallTimeLimit(limit)()
 	f()
 }
 

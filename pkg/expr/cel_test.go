@@ -306,7 +306,8 @@ func TestLongEvaluationEndsWithinTheLimits(t *testing.T) {
 			if !strings.Contains(err.Error(), "evaluation stopped after 100ms") && !strings.Contains(err.Error(), "cost limit of 1000000 exceeded") {
 				t.Errorf("error %q says neither limit", err)
 			}
-			if limit := expr.CELCallTimeLimit + 2*time.Second; took > limit {
+			// Minutes or hours are the failure; a loaded machine took 240 ms.
+			if limit := expr.CELCallTimeLimit + 10*time.Second; took > limit {
 				t.Errorf("took %s, want at most %s", took, limit)
 			}
 			t.Logf("stopped after %s: %v", took.Round(time.Millisecond), err)

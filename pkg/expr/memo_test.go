@@ -87,18 +87,18 @@ func TestMemo(t *testing.T) {
 // TestMemoForgetsTimeouts shows that an evaluation the clock stopped is evaluated again: a
 // loaded machine must not make an expression fail for as long as its object does not change.
 func TestMemoForgetsTimeouts(t *testing.T) {
-	// 90,000 steps: long enough for a 1ns time limit to stop it, whatever the scheduler does.
+	// 90,000 steps: more than cel-go runs between two checks of the time, which a limit of
+	// zero has run out before the evaluation starts, whatever the scheduler does.
 	p, err := CompileCEL(`lists.range(300).all(i, lists.range(300).all(j, i != j || i == j))`, ResultBool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj := versioned(fresh("memo"), "1", 1)
-	defer func(old time.Duration) { callTimeLimit = old }(callTimeLimit)
-	callTimeLimit = time.Nanosecond
+	defer setCallTimeLimit(0)()
 	if _, err := p.EvalBool(NewScope(obj)); !errors.Is(err, ErrCostLimitExceeded) {
 		t.Fatalf("error %v, want ErrCostLimitExceeded", err)
 	}
-	callTimeLimit = time.Minute
+	setCallTimeLimit(time.Minute)
 	if ok, err := p.EvalBool(NewScope(obj)); err != nil || !ok {
 		t.Errorf("EvalBool = %v, %v; want true, nil", ok, err)
 	}

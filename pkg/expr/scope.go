@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -55,8 +57,25 @@ func (a *objectActivation) ResolveName(name string) (any, bool) {
 
 func (a *objectActivation) Parent() interpreter.Activation { return nil }
 
-// callTimeLimit is CELCallTimeLimit; tests lower it to reach the time limit with cheap expressions.
-var callTimeLimit = CELCallTimeLimit
+// timeLimit is the per-call time limit in nanoseconds: CELCallTimeLimit, unless a test set
+// another (setCallTimeLimit). Atomic, as evaluations may run while a test sets it.
+var timeLimit atomic.Int64
+
+func init() { timeLimit.Store(int64(CELCallTimeLimit)) }
+
+// callTimeLimit is the per-call time limit.
+func callTimeLimit() time.Duration { return time.Duration(timeLimit.Load()) }
+
+// setCallTimeLimit makes limit the per-call time limit in place of CELCallTimeLimit, and
+// returns the function that restores the one before. It is for tests: one whose expression
+// must reach the cost limit sets a limit far beyond what the evaluation takes on a loaded
+// machine (a goroutine that is not scheduled for 100 ms is not rare there), so that the time
+// limit cannot win the race; one that wants the time limit with a cheap expression lowers it
+// (zero: out of time before the evaluation starts).
+func setCallTimeLimit(limit time.Duration) (restore func()) {
+	old := timeLimit.Swap(int64(limit))
+	return func() { timeLimit.Store(old) }
+}
 
 // eval runs the program under its per-call limits and charges its cost to the scope.
 //
@@ -115,7 +134,7 @@ func (p *Program) run(s *Scope) outcome {
 // runUntracked evaluates the untracked program and charges bound. The guard still refuses calls
 // that would allocate too much, and the time limit still holds.
 func (p *Program) runUntracked(s *Scope, bound uint64) outcome {
-	deadline := startDeadline(callTimeLimit)
+	deadline := startDeadline(callTimeLimit())
 	out, _, err := p.untracked.ContextEval(deadline, &s.activation)
 	timedOut := err != nil && deadline.Err() != nil
 	deadline.release()
@@ -130,7 +149,7 @@ func (p *Program) runUntracked(s *Scope, bound uint64) outcome {
 
 // runTracked evaluates the tracked program, which stops at the per-call cost limit.
 func (p *Program) runTracked(s *Scope) outcome {
-	deadline := startDeadline(callTimeLimit)
+	deadline := startDeadline(callTimeLimit())
 	out, details, err := p.program.ContextEval(deadline, &s.activation)
 	timedOut := err != nil && deadline.Err() != nil
 	deadline.release()
@@ -169,7 +188,7 @@ func (p *Program) stopped(err error, timedOut bool) (outcome, bool) {
 		// cel-go does not type; an error once the time is up is the interruption's, or close
 		// enough to it that calling it a timeout is true.
 		return outcome{stopped: true, timedOut: true, cost: CELCallCostLimit, err: &ExpressionError{Expression: p.expression,
-			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("evaluation stopped after %s", callTimeLimit)}}, true
+			Kind: ErrCostLimitExceeded, Detail: fmt.Sprintf("evaluation stopped after %s", callTimeLimit())}}, true
 	}
 	return outcome{}, false
 }

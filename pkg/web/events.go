@@ -48,7 +48,7 @@ func (s *Server) stream(p page) http.HandlerFunc {
 
 		f := s.feeds.subscribe(s, p, r)
 		defer s.feeds.unsubscribe(f)
-		heartbeat := time.NewTicker(s.opts.Heartbeat)
+		heartbeat := s.opts.Clock.NewTicker(s.opts.Heartbeat)
 		defer heartbeat.Stop()
 		relevant := p.relevant(r)
 		sent := ""
@@ -69,7 +69,7 @@ func (s *Server) stream(p page) http.HandlerFunc {
 			}
 			select {
 			case <-next:
-			case <-heartbeat.C:
+			case <-heartbeat.C():
 				if out.write(": heartbeat\n\n") != nil {
 					return
 				}
@@ -221,16 +221,18 @@ func (f *feed) run(ctx context.Context, s *Server, p page, r *http.Request) {
 		seq, changed := s.store.Position()
 		if first || s.store.ChangedSince(last, relevant) {
 			// Changes close together go out as one rendering, of the state after them.
-			if wait := s.opts.MinInterval - time.Since(renderedAt); wait > 0 {
+			if wait := s.opts.MinInterval - s.opts.Clock.Since(renderedAt); wait > 0 {
+				timer := s.opts.Clock.NewTimer(wait)
 				select {
-				case <-time.After(wait):
+				case <-timer.C():
 					continue
 				case <-ctx.Done():
+					timer.Stop()
 					return
 				}
 			}
 			main, err := s.render(p.build(r))
-			renderedAt = time.Now()
+			renderedAt = s.opts.Clock.Now()
 			if err == nil {
 				f.publish(update{rendered: true, seq: seq, page: string(main)})
 			}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/surveyor-dev/surveyor/pkg/web"
 )
 
@@ -22,14 +24,14 @@ func TestStreamSendsThePageOnEveryChangeItShows(t *testing.T) {
 	ts := serve(t, store, web.Options{Heartbeat: time.Hour, MinInterval: time.Millisecond})
 
 	s := openStream(t, ts.URL+ownerEvents+"?since="+position(store), "")
-	if e := s.next(time.Second); e.retry != "1000" || e.name != "" || e.data != "" {
+	if e := s.next(patience); e.retry != "1000" || e.name != "" || e.data != "" {
 		t.Fatalf("first = %s, want only the retry field, 1000 (ms)", e)
 	}
 	// An owner the page does not show sends nothing; the next event is the page's own.
 	store.SetOwner(workload("dev", "other", False, "not on this page"))
 	store.SetOwner(workload("dev", "app", False, "broken: <b>bold</b>"))
 	want := position(store)
-	e := s.nextEvent(5 * time.Second)
+	e := s.nextEvent(patience)
 	if e.id != want || e.name != "update" {
 		t.Fatalf("event = %s, want id %s, event update", e, want)
 	}
@@ -41,13 +43,20 @@ func TestStreamSendsThePageOnEveryChangeItShows(t *testing.T) {
 	}
 }
 
+// An idle stream gets a heartbeat comment every Heartbeat, on the clock the test steps.
 func TestStreamHeartbeats(t *testing.T) {
 	store := web.NewStore()
-	ts := serve(t, store, web.Options{Heartbeat: 20 * time.Millisecond})
+	clk := clocktesting.NewFakeClock(now)
+	const heartbeat = 15 * time.Second
+	ts := serve(t, store, web.Options{Heartbeat: heartbeat, Clock: clk})
 	s := openStream(t, ts.URL+ownerEvents+"?since="+position(store), "")
-	s.next(time.Second) // retry
+	s.next(patience) // retry
+	// The stream's ticker is the clock's only waiter: the page rendered, and the feed
+	// waits for a change, not for time.
+	waitFor(t, patience, "the stream's heartbeat ticker", func() bool { return clk.Waiters() == 1 })
 	for range 3 {
-		if e := s.next(time.Second); e.comment != "heartbeat" {
+		clk.Step(heartbeat)
+		if e := s.next(patience); e.comment != "heartbeat" {
 			t.Fatalf("got %s, want the heartbeat comment", e)
 		}
 	}
@@ -62,8 +71,8 @@ func TestStreamResumesFromLastEventID(t *testing.T) {
 	t.Run("nothing it shows changed: no event", func(t *testing.T) {
 		store.SetOwner(workload("dev", "other", False, "elsewhere"))
 		s := openStream(t, ts.URL+ownerEvents+"?since=ignored-when-the-header-is-set", last)
-		s.next(time.Second) // retry
-		if e := s.next(time.Second); e.comment != "heartbeat" {
+		s.next(patience) // retry
+		if e := s.next(patience); e.comment != "heartbeat" {
 			t.Fatalf("got %s before the first heartbeat, want nothing", e)
 		}
 	})
@@ -71,7 +80,7 @@ func TestStreamResumesFromLastEventID(t *testing.T) {
 		store.SetOwner(workload("dev", "app", True, ""))
 		want := position(store)
 		s := openStream(t, ts.URL+ownerEvents, last)
-		e := s.nextEvent(time.Second)
+		e := s.nextEvent(patience)
 		if e.id != want || !strings.Contains(e.data, `<span class="st st-True" data-condition="Ready">Ready True</span>`) {
 			t.Fatalf("event = %s, want id %s with the resource Ready", e, want)
 		}
@@ -79,7 +88,7 @@ func TestStreamResumesFromLastEventID(t *testing.T) {
 	t.Run("an id of another run of the server: the page at once", func(t *testing.T) {
 		want := position(store)
 		s := openStream(t, ts.URL+ownerEvents, "0-1")
-		if e := s.nextEvent(time.Second); e.id != want || e.name != "update" {
+		if e := s.nextEvent(patience); e.id != want || e.name != "update" {
 			t.Fatalf("event = %s, want the page with id %s", e, want)
 		}
 	})
@@ -89,7 +98,7 @@ func TestStreamResumesFromLastEventID(t *testing.T) {
 		}
 		want := position(store)
 		s := openStream(t, ts.URL+ownerEvents, last)
-		if e := s.nextEvent(time.Second); e.id != want {
+		if e := s.nextEvent(patience); e.id != want {
 			t.Fatalf("event = %s, want the page with id %s", e, want)
 		}
 	})
@@ -102,7 +111,7 @@ func TestStreamKeepsMessagesInsideTheirData(t *testing.T) {
 	store.SetOwner(workload("dev", "app", False, "one\rid: forged\revent: forged\r\ndata: <script>x</script>"))
 	ts := serve(t, store, web.Options{Heartbeat: time.Hour})
 	s := openStream(t, ts.URL+ownerEvents, "")
-	e := s.nextEvent(time.Second)
+	e := s.nextEvent(patience)
 	if e.id != position(store) || e.name != "update" {
 		t.Fatalf("event = %s, want id %s, event update", e, position(store))
 	}
@@ -115,9 +124,9 @@ func TestStreamsEndWithTheServer(t *testing.T) {
 	store := web.NewStore()
 	ts := serve(t, store, web.Options{Heartbeat: time.Hour})
 	s := openStream(t, ts.URL+ownerEvents, "")
-	s.nextEvent(time.Second)
+	s.nextEvent(patience)
 	ts.CloseClientConnections()
-	deadline := time.After(time.Second)
+	deadline := time.After(patience)
 	for {
 		select {
 		case _, ok := <-s.events:

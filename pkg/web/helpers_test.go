@@ -24,6 +24,10 @@ const (
 	Unknown = metav1.ConditionUnknown
 )
 
+// patience bounds a wait for what the code does at once (a page rendered, an event sent):
+// a loaded machine meets it by far, and a test reaches it only when it fails.
+const patience = 30 * time.Second
+
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
 func cond(t string, s metav1.ConditionStatus, gen int64, reason, msg string) metav1.Condition {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/surveyor-dev/surveyor/pkg/view"
 	"github.com/surveyor-dev/surveyor/pkg/web"
 )
@@ -42,7 +44,7 @@ func TestStreamsPerClientAreLimited(t *testing.T) {
 		t.Fatalf("third stream: %s (Retry-After %q), want 429 with Retry-After", resp.Status, resp.Header.Get("Retry-After"))
 	}
 	a.close()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		resp, err := http.Get(url)
 		if err != nil {
@@ -73,14 +75,14 @@ func TestStreamWriteDeadlineDropsAClientThatDoesNotRead(t *testing.T) {
 	defer conn.Close()
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", ownerEvents)
-	waitFor(t, 5*time.Second, "the stream to open", func() bool { return srv.OpenStreams("127.0.0.1") == 1 })
+	waitFor(t, patience, "the stream to open", func() bool { return srv.OpenStreams("127.0.0.1") == 1 })
 
 	// Pages of 256 KiB each, until the socket buffers are full and a write stalls.
 	big := strings.Repeat("x", 256<<10)
 	start := time.Now()
 	for i := 0; srv.OpenStreams("127.0.0.1") > 0; i++ {
-		if time.Since(start) > 20*time.Second {
-			t.Fatal("the stream of a client that does not read is still open after 20s")
+		if time.Since(start) > patience {
+			t.Fatalf("the stream of a client that does not read is still open after %s", patience)
 		}
 		store.SetOwner(workload("dev", "app", False, fmt.Sprintf("%d %s", i, big)))
 		time.Sleep(5 * time.Millisecond)
@@ -88,50 +90,48 @@ func TestStreamWriteDeadlineDropsAClientThatDoesNotRead(t *testing.T) {
 	t.Logf("the stream of a client that does not read ended after %s", time.Since(start).Round(time.Millisecond))
 }
 
-// An open page gets at most one update per MinInterval, and the last one carries the
-// latest state.
+// An open page gets at most one update per MinInterval, and it carries the latest state:
+// changes made while the interval runs go out together once it is over. The clock is a fake
+// one the test steps, so the interval is the code's and not the machine's.
 func TestStreamCoalescesUpdates(t *testing.T) {
 	store := web.NewStore()
 	store.SetOwner(workload("dev", "app", Unknown, "waiting"))
 	const interval = 200 * time.Millisecond
-	ts := serve(t, store, web.Options{MinInterval: interval, Heartbeat: time.Hour})
-	s := openStream(t, ts.URL+ownerEvents+"?since="+position(store), "")
-	s.next(time.Second) // retry
+	clk := clocktesting.NewFakeClock(now)
+	ts := serve(t, store, web.Options{MinInterval: interval, Heartbeat: time.Hour, Clock: clk})
+	// No since: the page at once, rendered when the stream opens, which starts the interval.
+	s := openStream(t, ts.URL+ownerEvents, "")
+	if e := s.nextEvent(patience); !strings.Contains(e.data, "waiting") {
+		t.Fatalf("first event = %s, want the page as it was", e)
+	}
+	waiters := clk.Waiters() // the stream's heartbeat
 
-	// 60 changes, one every 10 ms: 600 ms, at most 4 intervals' worth of events.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range 60 {
-			store.SetOwner(workload("dev", "app", False, fmt.Sprintf("change %d", i)))
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	// Events are read as they come, while the changes go on.
-	var events []event
-	var at []time.Time
-	for {
-		e := s.nextEvent(5 * time.Second)
-		events, at = append(events, e), append(at, time.Now())
-		if strings.Contains(e.data, "change 59") {
-			break
-		}
+	for i := range 60 {
+		store.SetOwner(workload("dev", "app", False, fmt.Sprintf("change %d", i)))
 	}
-	<-done
-	if last, final := events[len(events)-1].id, position(store); last != final {
-		t.Errorf("the last event has id %s, want the last change's, %s", last, final)
+	// The feed saw a change and waits for the rest of the interval.
+	waitFor(t, patience, "the feed to wait for its interval", func() bool { return clk.Waiters() == waiters+1 })
+	clk.Step(interval - time.Millisecond)
+	if clk.Waiters() != waiters+1 {
+		t.Fatalf("the feed stopped waiting %s into an interval of %s", interval-time.Millisecond, interval)
 	}
-	if n := len(events); n > 5 || n < 2 {
-		t.Errorf("%d events for 60 changes over 600 ms, want some, and at most one per %s", n, interval)
+	clk.Step(time.Millisecond)
+	e := s.nextEvent(patience)
+	if !strings.Contains(e.data, "change 59") || e.id != position(store) {
+		t.Fatalf("the event after the interval = %s, want the latest state (change 59) with id %s", e, position(store))
 	}
-	for i := 1; i < len(at); i++ {
-		// The clock of the reading side; a little slack for scheduling.
-		if gap := at[i].Sub(at[i-1]); gap < interval-50*time.Millisecond {
-			t.Errorf("events %d and %d %s apart, want at least %s", i-1, i, gap, interval)
-		}
+
+	// The next change, right after that rendering, waits for an interval of its own.
+	store.SetOwner(workload("dev", "app", False, "change 60"))
+	waitFor(t, patience, "the feed to wait for its interval", func() bool { return clk.Waiters() == waiters+1 })
+	select {
+	case e := <-s.events:
+		t.Fatalf("%s within the interval of the last update", e)
+	default:
 	}
-	if last := events[len(events)-1]; !strings.Contains(last.data, "change 59") {
-		t.Errorf("the last event does not carry the latest state (change 59):\n%.300s", last.data)
+	clk.Step(interval)
+	if e := s.nextEvent(patience); !strings.Contains(e.data, "change 60") || e.id != position(store) {
+		t.Fatalf("the event after the second interval = %s, want change 60 with id %s", e, position(store))
 	}
 }
 
@@ -166,7 +166,7 @@ func TestStoreWritesDoNotWaitForReaders(t *testing.T) {
 	}()
 	select {
 	case <-wrote:
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the store's writers waited for a reader")
 	}
 	if got := len(store.Owners(func(view.Owner) bool { return true })); got != 100 {

@@ -99,18 +99,18 @@ func TestRunnablePageIsLive(t *testing.T) {
 	store.SetRunnable(runnable("dev", "tests", Unknown, "running"))
 	ts := serve(t, store, web.Options{Heartbeat: time.Hour, MinInterval: time.Millisecond})
 	s := openStream(t, ts.URL+"/events/runnables/dev/tests?since="+position(store), "")
-	if e := s.next(time.Second); e.retry == "" {
+	if e := s.next(patience); e.retry == "" {
 		t.Fatalf("first = %s, want the retry field", e)
 	}
 	store.SetRunnable(runnable("dev", "other", False, "not on this page"))
 	store.SetRunnable(runnable("dev", "tests", True, "all passed"))
 	want := position(store)
-	e := s.nextEvent(5 * time.Second)
+	e := s.nextEvent(patience)
 	if e.id != want || !strings.Contains(e.data, "all passed") || strings.Contains(e.data, "not on this page") {
 		t.Errorf("event %s, want id %s showing the change alone", e, want)
 	}
 	store.DeleteRunnable(web.Key{Kind: v1alpha1.KindRunnable, Namespace: "dev", Name: "tests"})
-	if e := s.nextEvent(5 * time.Second); !strings.Contains(e.data, "There is no such Runnable") {
+	if e := s.nextEvent(patience); !strings.Contains(e.data, "There is no such Runnable") {
 		t.Errorf("after the deletion: %s", e)
 	}
 }

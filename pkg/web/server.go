@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 //go:embed templates/*.html
@@ -49,8 +51,12 @@ type Options struct {
 	// server through a name of its own that resolves to this machine (DNS rebinding),
 	// whatever address the server listens on.
 	AllowedHosts []string
-	// Now is the clock (default time.Now).
+	// Now is the time pages show ages against (default Clock's Now).
 	Now func() time.Time
+	// Clock paces the event streams, their MinInterval and Heartbeat (default the real
+	// clock); a test with a fake one steps time itself. Write deadlines are the network's,
+	// on the real clock always.
+	Clock clock.WithTicker
 }
 
 // Server serves the pages and their event streams from a Store.
@@ -88,8 +94,11 @@ func NewServer(done context.Context, store *Store, opts Options) (*Server, error
 	if opts.PageSize <= 0 {
 		opts.PageSize = 100
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	if opts.Now == nil {
-		opts.Now = time.Now
+		opts.Now = opts.Clock.Now
 	}
 	tmpl, err := template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/*.html")
 	if err != nil {

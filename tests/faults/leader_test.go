@@ -14,12 +14,14 @@ const (
 	leaseDuration = 15 * time.Second
 	renewRetry    = 2 * time.Second
 	retryJitter   = 1.2
-	// maxTakeover is the longest a candidate can take to lead after the leader dies: it
-	// sees the last renewal at its next retry, waits out the lease from then (client-go
-	// times a lease from when the candidate observed it, so "within the lease duration"
-	// of the kill is not possible), and acquires at its next retry after that. Two
-	// seconds of slack cover timers firing late on a loaded machine.
-	maxTakeover = leaseDuration + 2*time.Duration(float64(renewRetry)*(1+retryJitter)) + 2*time.Second
+	// maxTakeover is the longest a candidate can take to acquire the lease after the dead
+	// leader's last renewal: it sees that renewal at its next retry, waits out the lease from
+	// then (client-go times a lease from when the candidate observed it, so "within the lease
+	// duration" is not possible), and acquires at its next retry after that. It is measured
+	// between the two times the controllers wrote in the lease, so the test's own polling is
+	// not in it; four seconds of slack cover timers firing late and slow requests on a loaded
+	// machine, and a doubled lease (30 s) still breaks the bound.
+	maxTakeover = leaseDuration + 2*time.Duration(float64(renewRetry)*(1+retryJitter)) + 4*time.Second
 	// standbyWorkloads converge under each leader.
 	standbyWorkloads = 100
 )
@@ -89,10 +91,10 @@ func TestStandbyTakesOverFromKilledLeader(t *testing.T) {
 		t.Fatalf("the new lease has no acquireTime: %+v", now.Spec)
 	}
 	gap := now.Spec.AcquireTime.Sub(last.Spec.RenewTime.Time)
-	t.Logf("the standby led %s after the kill (bound %s); it acquired the lease %s after the old leader's last renewal (lease %s)",
-		takeover.Round(time.Millisecond), maxTakeover, gap.Round(time.Millisecond), leaseDuration)
-	if takeover > maxTakeover {
-		t.Errorf("takeover took %s, want at most %s (lease %s + two retry periods with jitter + slack)", takeover.Round(time.Millisecond), maxTakeover, leaseDuration)
+	t.Logf("the standby led %s after the kill; it acquired the lease %s after the old leader's last renewal (bound %s, lease %s)",
+		takeover.Round(time.Millisecond), gap.Round(time.Millisecond), maxTakeover, leaseDuration)
+	if gap > maxTakeover {
+		t.Errorf("the standby acquired the lease %s after the old leader's last renewal, want at most %s (lease %s + two retry periods with jitter + slack)", gap.Round(time.Millisecond), maxTakeover, leaseDuration)
 	}
 	if gap < leaseDuration {
 		t.Errorf("the standby acquired the lease %s after the old leader's last renewal, before the %s lease expired: two leaders overlapped", gap, leaseDuration)

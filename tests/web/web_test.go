@@ -25,7 +25,7 @@ func TestListsTheSamples(t *testing.T) {
 	b := browser(t)
 	list := open(t, b, "/")
 	waitText(t, list, row("Workload/default/hello-web", "td.ready"), "True", 2*time.Minute)
-	waitText(t, list, row("Workload/default/hello-web", "td.name"), "hello-web", time.Second)
+	waitText(t, list, row("Workload/default/hello-web", "td.name"), "hello-web", 10*time.Second)
 	waitText(t, list, row("Workload/default/hello-web-prebuilt", "td.reason"), "SupplyChainNotFound", time.Minute)
 	waitText(t, list, row("Workload/default/hello-job", "td.ready"), "True", time.Minute)
 	waitText(t, list, row("Deliverable/default/hello-delivered", "td.ready"), "True", time.Minute)
@@ -33,7 +33,7 @@ func TestListsTheSamples(t *testing.T) {
 
 	owner := open(t, b, "/owners/workload/default/hello-web")
 	waitText(t, owner, `li[data-resource="source-provider"] > .resource [data-condition="Ready"]`, "Ready True", time.Minute)
-	waitText(t, owner, `li[data-resource="deployer"] > .resource .object`, "Deployment/hello-web", time.Second)
+	waitText(t, owner, `li[data-resource="deployer"] > .resource .object`, "Deployment/hello-web", 10*time.Second)
 	screenshot(t, owner, "owner-hello-web")
 }
 
@@ -103,9 +103,9 @@ func TestWorkloadTurnsReadyOnThePage(t *testing.T) {
 	owner := open(t, b, "/owners/workload/"+ns+"/live")
 	why := "app (ConfigMap/live-app): Healthy=False MatchedField: field value: broken, message: " + markup
 	waitText(t, list, row(key, "td.ready"), "False", time.Minute)
-	waitText(t, list, row(key, "td.reason"), "HealthyConditionRule", time.Second)
+	waitText(t, list, row(key, "td.reason"), "HealthyConditionRule", 10*time.Second)
 	waitText(t, owner, ".why li", why, 10*time.Second)
-	waitText(t, owner, `li[data-resource="app"] > .message`, why, time.Second)
+	waitText(t, owner, `li[data-resource="app"] > .message`, why, 10*time.Second)
 	var title string
 	var elements int
 	if err := chromedp.Run(owner, chromedp.Title(&title),
@@ -129,9 +129,9 @@ func TestWorkloadTurnsReadyOnThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitText(t, list, row(key, "td.ready"), "True", time.Minute)
-	waitText(t, list, row(key, "td.reason"), "", time.Second)
+	waitText(t, list, row(key, "td.reason"), "", 10*time.Second)
 	waitText(t, owner, `li[data-resource="app"] > .resource [data-condition="Ready"]`, "Ready True", 10*time.Second)
-	waitGone(t, owner, ".why", time.Second)
+	waitGone(t, owner, ".why", 10*time.Second)
 	for name, tab := range map[string]context.Context{"list": list, "owner page": owner} {
 		var mark bool
 		if err := chromedp.Run(tab, chromedp.Evaluate(`window.surveyorTestMark === 1`, &mark)); err != nil {
