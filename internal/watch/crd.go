@@ -59,7 +59,7 @@ func (w *Watcher) crdChanged(ctx context.Context, crd client.Object, gone bool, 
 	delete(w.waiting, group)
 }
 
-// crdHandler routes CRD events (metadata only) to crdChanged.
+// CRDHandler routes CRD events (metadata only) to crdChanged.
 func (w *Watcher) CRDHandler() handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

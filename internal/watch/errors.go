@@ -22,10 +22,12 @@ type NotServedError struct {
 	err error
 }
 
+// Error names the kind that is not served, and why.
 func (e *NotServedError) Error() string {
 	return fmt.Sprintf("kind [%s] of [%s] is not served: %v", e.gvk.Kind, e.gvk.GroupVersion(), e.err)
 }
 
+// Unwrap is the API server's error, or the write's timeout.
 func (e *NotServedError) Unwrap() error { return e.err }
 
 // NotServed is the error of writing a gvk object when the kind is not served.

@@ -69,7 +69,7 @@ func (w *Watcher) synced(gvk schema.GroupVersionKind) *kindWatch {
 	return kw
 }
 
-// ensure makes sure gvk is served and its informer has synced, without waiting. A kind whose informer is still listing gives ErrKindSyncing,
+// Ensure makes sure gvk is served and its informer has synced, without waiting. A kind whose informer is still listing gives ErrKindSyncing,
 // and owner is re-queued when it syncs or is found not served. A kind that is not served
 // gives a *NotServedError, and owner is re-queued when it syncs or when a CRD of the
 // kind's group changes.

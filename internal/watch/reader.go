@@ -15,13 +15,13 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
-// readTimeout bounds a read of the cache, which waits for a kind's sync: ensure has seen
+// readTimeout bounds a read of the cache, which waits for a kind's sync: Ensure has seen
 // it synced, unless the kind's CRD went away in between.
 const readTimeout = 3 * time.Second
 
 // StampedReader reads stamped objects from the label-filtered informer cache, as
 // unstructured objects, waiting at most readTimeout: the cache blocks a read of a kind
-// whose informer has not synced, which ensure rules out unless the kind's CRD went away
+// whose informer has not synced, which Ensure rules out unless the kind's CRD went away
 // in between.
 //
 // Kubernetes' own kinds (ConfigMaps, Services, Deployments, Jobs...) are cached typed,
@@ -34,11 +34,13 @@ type StampedReader struct {
 	typed *runtime.Scheme
 }
 
+// NewStampedReader reads stamped objects from c, a cache whose typed kinds are those of
+// scheme.
 func NewStampedReader(c client.Reader, scheme *runtime.Scheme) StampedReader {
 	return StampedReader{cache: c, typed: scheme}
 }
 
-// object is an empty object of the type the cache holds gvk in. Surveyor's own kinds (a
+// Object is an empty object of the type the cache holds gvk in. Surveyor's own kinds (a
 // supply chain stamps Runnables) are cached typed and whole by the manager already: read
 // unstructured, they would get a second informer of the same objects.
 func (r StampedReader) Object(gvk schema.GroupVersionKind) client.Object {
@@ -54,7 +56,7 @@ func (r StampedReader) Object(gvk schema.GroupVersionKind) client.Object {
 	return obj
 }
 
-// get reads the gvk object at key.
+// Get reads the gvk object at key.
 func (r StampedReader) Get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
@@ -65,7 +67,7 @@ func (r StampedReader) Get(ctx context.Context, gvk schema.GroupVersionKind, key
 	return AsUnstructured(gvk, obj)
 }
 
-// list reads the gvk objects that match opts.
+// List reads the gvk objects that match opts.
 func (r StampedReader) List(ctx context.Context, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()

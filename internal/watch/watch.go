@@ -80,7 +80,7 @@ func NewIn(mgr ctrl.Manager, c cache.Cache, owner client.Object, echoes *echo.Ec
 // built, before it starts.
 func (w *Watcher) SetController(c controller.Controller) { w.controller = c }
 
-// start records the controller's queue and lifetime. It is a source of the controller
+// Start records the controller's queue and lifetime. It is a source of the controller
 // (source.Func), so it runs when the controller starts, before any reconcile.
 func (w *Watcher) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 	w.mu.Lock()
@@ -107,7 +107,7 @@ func (w *Watcher) Resource(gvk schema.GroupVersionKind) string {
 // re-queued: a fallback, since the sync or the probe re-queues it first.
 const SyncWait = 30 * time.Second
 
-// wait remembers that owner waits for a kind of group to be served.
+// Wait remembers that owner waits for a kind of group to be served.
 func (w *Watcher) Wait(group string, owner reconcile.Request) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -117,7 +117,7 @@ func (w *Watcher) Wait(group string, owner reconcile.Request) {
 	w.waiting[group][owner] = true
 }
 
-// forget drops owner from every wait: it is gone.
+// Forget drops owner from every wait: it is gone.
 func (w *Watcher) Forget(owner reconcile.Request) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

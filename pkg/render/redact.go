@@ -32,7 +32,7 @@ const minRedactedText = 4
 // out alone.
 const wholeMessageRedacted = "message redacted: the object holds values read from a Secret"
 
-// secretTexts are the texts of the Secret-derived values in an object: the leaves of the
+// SecretTexts are the texts of the Secret-derived values in an object: the leaves of the
 // Secret-derived inputs it was stamped from (values of producers read from a Secret), and,
 // when obj is a Secret, its data (as stored, base64, and decoded) and stringData.
 func SecretTexts(inputs []any, obj *unstructured.Unstructured) []string {
@@ -100,7 +100,7 @@ func spellings(text string) []string {
 	return slices.Compact(out)
 }
 
-// redact returns msg with every spelling of every text replaced by RedactedValue, longest
+// Redact returns msg with every spelling of every text replaced by RedactedValue, longest
 // first so that no part of a longer one is left behind; or wholeMessageRedacted when msg
 // quotes a text shorter than minRedactedText.
 func Redact(msg string, texts []string) string {
@@ -126,7 +126,7 @@ func Redact(msg string, texts []string) string {
 	return msg
 }
 
-// redactError is err with its message redacted (redact), or err itself when its message
+// RedactError is err with its message redacted (Redact), or err itself when its message
 // quotes none of texts. The original stays reachable with errors.Is and errors.As, so the
 // caller still tells a retry from a rejection, but its text is never printed: a reconcile's
 // error is logged with Error().

@@ -28,7 +28,9 @@ const AnnotationStampDigest = "carto.run/stamp-digest"
 // Pass is one pass over an owner's blueprint: the resources are taken through it in order,
 // each reading the outputs of those before it.
 type Pass struct {
-	Owner     *Owner
+	// Owner is the Workload or Deliverable the blueprint is realized for.
+	Owner *Owner
+	// Blueprint is the supply chain or delivery whose resources the pass takes through.
 	Blueprint *Blueprint
 	// Template reads a template the blueprint references; a missing one is a NotFound
 	// error. It is the only way templates come in: the pipeline reads no cluster.
@@ -41,7 +43,10 @@ type Pass struct {
 
 // Result is what became of one resource.
 type Result struct {
-	Status             v1alpha1.ResourceStatus // without conditions, unless Frozen
+	// Status is the resource's entry in its owner's status, without conditions unless
+	// Frozen.
+	Status v1alpha1.ResourceStatus
+	// Submitted and Healthy are the resource's ResourceSubmitted and Healthy conditions.
 	Submitted, Healthy metav1.Condition
 	// Frozen marks a completed resource: Status (conditions included) is kept as is.
 	Frozen bool
@@ -337,6 +342,7 @@ func (p *Pass) passThrough(res *v1alpha1.BlueprintResource, input string, out *R
 // its template's conditionRules, and its outputs. The caller takes what it needs into its
 // Result.
 type Observation struct {
+	// Healthy is the object's Healthy condition, by its template's rule.
 	Healthy metav1.Condition
 	// Rules are the conditions of the template's conditionRules, e.g. Complete.
 	Rules []metav1.Condition
@@ -348,9 +354,11 @@ type Observation struct {
 	// they were.
 	Submitted *metav1.Condition
 	// Read are the outputs read, nil when Submitted is set; Values are what later
-	// resources read: Read, unless it is held back (Held says why; empty otherwise).
+	// resources read: Read, unless it is held back.
 	Read, Values map[string]any
-	Held         string
+	// Held says why Read is held back from later resources (an immutable object that is
+	// not healthy yet); empty otherwise.
+	Held string
 }
 
 // Observe reads the outputs of the resource's live object (handed in: the pipeline never
