@@ -22,14 +22,6 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 )
 
-// The leader-election lease; the realizer's permissions are in pkg/realizer.
-// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=surveyor-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
-
-// The metrics endpoint asks the API server who a scraper is and whether it may get
-// /metrics (internal/metricsauth; make manifests reads markers in cmd and pkg only).
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
-
 func main() {
 	// Before anything else: this binary is also its own ytt worker (internal/yttworker).
 	yttworker.RunIfWorker()

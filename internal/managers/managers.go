@@ -24,6 +24,9 @@ import (
 	"github.com/surveyor-dev/surveyor/pkg/realizer"
 )
 
+// The leader-election leases; the realizer's permissions are in pkg/realizer.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=surveyor-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
 // ClusterLease is the leader-election lease of an unsharded controller, and of the
 // cluster-wide reconcilers of a sharded one.
 const ClusterLease = "surveyor.carto.run"
