@@ -412,9 +412,16 @@ var libraryModule = starlark.StringDict{
 // debug output.
 type QuietUI struct{}
 
-func (QuietUI) Printf(string, ...any)  {}
-func (QuietUI) Debugf(string, ...any)  {}
-func (QuietUI) Warnf(string, ...any)   {}
+// Printf drops what ytt prints.
+func (QuietUI) Printf(string, ...any) {}
+
+// Debugf drops ytt's debug output.
+func (QuietUI) Debugf(string, ...any) {}
+
+// Warnf drops ytt's warnings.
+func (QuietUI) Warnf(string, ...any) {}
+
+// DebugWriter is where ytt writes debug output: nowhere.
 func (QuietUI) DebugWriter() io.Writer { return io.Discard }
 
 // cache keeps compiled templates by source, within a bound on the sources' total size.
