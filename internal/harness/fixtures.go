@@ -12,12 +12,13 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/surveyor-dev/surveyor/internal/managers"
 	cartov1alpha1 "github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 )
 
-// LeaseName is the controller's leader-election lease (cmd/surveyor LeaderElectionID), in
+// LeaseName is the controller's leader-election lease (managers.ClusterLease), in
 // ControllerNamespace.
-const LeaseName = "surveyor.carto.run"
+const LeaseName = managers.ClusterLease
 
 // Lease reads the controller's leader-election lease with c.
 func Lease(ctx context.Context, t testing.TB, c client.Client) *coordinationv1.Lease {

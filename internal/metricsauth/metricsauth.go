@@ -8,6 +8,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
+// The metrics endpoint asks the API server who a scraper is and whether it may get /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // Options serve the metrics endpoint as kubebuilder projects do: over TLS, to a caller
 // whose bearer token the API server accepts (TokenReview) and who may get /metrics
 // (SubjectAccessReview; config/rbac's surveyor-metrics-reader grants it). The metrics

@@ -90,17 +90,21 @@ func (rz *realization) stale(out *render.Result) *render.Result {
 	if tpl.Spec != nil && out.Status.StampedRef != nil {
 		live = rz.live(out.Status.StampedRef)
 	}
-	out.JudgeStale(tpl, live)
+	out.Healthy, out.Rules = out.JudgeStale(tpl, live)
 	return out
 }
 
-// observe reads a live object's outputs and judges it into out, and reports the outputs
-// in its status.
+// observe reads a live object's outputs and judges it, takes what it saw into out, and
+// reports the outputs in its status.
 func (rz *realization) observe(out *render.Result, live *unstructured.Unstructured) {
-	out.Observe(live)
-	if out.Read != nil {
-		out.Status.Outputs = rz.outputs(out.Status.Name, out.Read, out.Secret)
+	seen := out.Observe(live)
+	out.Healthy, out.Rules, out.Secret = seen.Healthy, seen.Rules, seen.Secret
+	if seen.Submitted != nil {
+		out.Submitted = *seen.Submitted
+		return
 	}
+	out.Read, out.Values, out.Held = seen.Read, seen.Values, seen.Held
+	out.Status.Outputs = rz.outputs(out.Status.Name, out.Read, out.Secret)
 }
 
 // observeOnly handles a resource that must not be applied: it completed, or its

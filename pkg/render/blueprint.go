@@ -59,7 +59,7 @@ func BlueprintsOf(list v1alpha1.ObjectList) []*Blueprint {
 // TemplateRef is one template a blueprint references, directly or as an option.
 type TemplateRef struct{ Kind, Name string }
 
-// String returns the reference as Kind/Name.
+// String is the reference as kind/name, as messages quote it.
 func (t TemplateRef) String() string { return t.Kind + "/" + t.Name }
 
 // ResourceTemplate is a template a blueprint's resource references.

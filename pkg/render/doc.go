@@ -4,9 +4,10 @@
 // templateRef's options, reads the template (through a function handed in), resolves the
 // params, stamps the object ($(...)$ interpolation, or a ytt template through the evaluator
 // handed in as Pass.YTT, both reading stamp.NewContext) and makes it the owner's
-// (namespace, labels, owner reference, digest); Observe then reads the outputs of the
-// live object handed in and judges its health and rules. Every result says what happened
-// in the condition the controller reports.
+// (namespace, labels, owner reference, digest); Result.Observe then reads the outputs of
+// the live object handed in and judges its health and rules, and returns what it saw (an
+// Observation) for the caller to take into the Result. Every result says what happened in
+// the condition the controller reports.
 //
 // The controller (pkg/realizer) runs a Pass with the cluster around it: templates from its
 // cache or a pinned revision, live objects from its informers and its applies. Render runs

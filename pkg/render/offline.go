@@ -240,11 +240,10 @@ func (r *renderer) read(res *v1alpha1.BlueprintResource, result *Result) (map[st
 		return nil, "", &c
 	}
 	if live := observed(r.in.Observed, obj, r.pass.Owner, res.Name); live != nil {
-		seen := &Result{Status: v1alpha1.ResourceStatus{Name: res.Name}, Template: tpl, Inputs: result.Inputs}
-		seen.Observe(live)
+		seen := result.Observe(live)
 		switch {
-		case seen.Read == nil:
-			return nil, "", &seen.Submitted
+		case seen.Submitted != nil:
+			return nil, "", seen.Submitted
 		case seen.Held != "":
 			return notKnown(v1alpha1.ReasonMissingValueAtPath, "outputs are held back: %s", seen.Held)
 		}
@@ -299,9 +298,12 @@ func Judge(tplObj v1alpha1.Template, live *unstructured.Unstructured) []metav1.C
 	if c := unusable(tpl); c != nil {
 		return []metav1.Condition{*c}
 	}
-	out := &Result{Status: v1alpha1.ResourceStatus{Name: tpl.Name}, Template: tpl, Inputs: stamp.Inputs{Deployment: &stamp.Source{}}}
-	out.Submitted = Submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
-	out.Observe(live)
-	ready := health.ResourceReady(0, &out.Submitted, &out.Healthy)
-	return append([]metav1.Condition{out.Submitted, out.Healthy, ready}, out.Rules...)
+	resource := &Result{Status: v1alpha1.ResourceStatus{Name: tpl.Name}, Template: tpl, Inputs: stamp.Inputs{Deployment: &stamp.Source{}}}
+	seen := resource.Observe(live)
+	submitted := Submitted(metav1.ConditionTrue, v1alpha1.ReasonResourceSubmissionComplete, "")
+	if seen.Submitted != nil {
+		submitted = *seen.Submitted
+	}
+	ready := health.ResourceReady(0, &submitted, &seen.Healthy)
+	return append([]metav1.Condition{submitted, seen.Healthy, ready}, seen.Rules...)
 }

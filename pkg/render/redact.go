@@ -32,7 +32,7 @@ const minRedactedText = 4
 // out alone.
 const wholeMessageRedacted = "message redacted: the object holds values read from a Secret"
 
-// SecretTexts returns the texts of the Secret-derived values in an object: the leaves of the
+// SecretTexts are the texts of the Secret-derived values in an object: the leaves of the
 // Secret-derived inputs it was stamped from (values of producers read from a Secret), and,
 // when obj is a Secret, its data (as stored, base64, and decoded) and stringData.
 func SecretTexts(inputs []any, obj *unstructured.Unstructured) []string {
@@ -126,7 +126,7 @@ func Redact(msg string, texts []string) string {
 	return msg
 }
 
-// RedactError returns err with its message redacted (Redact), or err itself when its message
+// RedactError is err with its message redacted (Redact), or err itself when its message
 // quotes none of texts. The original stays reachable with errors.Is and errors.As, so the
 // caller still tells a retry from a rejection, but its text is never printed: a reconcile's
 // error is logged with Error().

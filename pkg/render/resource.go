@@ -28,7 +28,9 @@ const AnnotationStampDigest = "carto.run/stamp-digest"
 // Pass is one pass over an owner's blueprint: the resources are taken through it in order,
 // each reading the outputs of those before it.
 type Pass struct {
-	Owner     *Owner
+	// Owner is the Workload or Deliverable the blueprint is realized for.
+	Owner *Owner
+	// Blueprint is the supply chain or delivery whose resources the pass takes through.
 	Blueprint *Blueprint
 	// Template reads a template the blueprint references; a missing one is a NotFound
 	// error. It is the only way templates come in: the pipeline reads no cluster.
@@ -41,7 +43,10 @@ type Pass struct {
 
 // Result is what became of one resource.
 type Result struct {
-	Status             v1alpha1.ResourceStatus // without conditions, unless Frozen
+	// Status is the resource's entry in its owner's status, without conditions unless
+	// Frozen.
+	Status v1alpha1.ResourceStatus
+	// Submitted and Healthy are the resource's ResourceSubmitted and Healthy conditions.
 	Submitted, Healthy metav1.Condition
 	// Frozen marks a completed resource: Status (conditions included) is kept as is.
 	Frozen bool
@@ -333,41 +338,71 @@ func (p *Pass) passThrough(res *v1alpha1.BlueprintResource, input string, out *R
 	return out
 }
 
+// Observation is what a resource's live object says of it: its health, the conditions of
+// its template's conditionRules, and its outputs. The caller takes what it needs into its
+// Result.
+type Observation struct {
+	// Healthy is the object's Healthy condition, by its template's rule.
+	Healthy metav1.Condition
+	// Rules are the conditions of the template's conditionRules, e.g. Complete.
+	Rules []metav1.Condition
+	// Secret says whether the resource is secret: stamped from Secret-derived values, or a
+	// Secret itself. Healthy's and the rules' messages are redacted then.
+	Secret bool
+	// Submitted is the ResourceSubmitted condition that replaces the resource's when its
+	// outputs could not be read (MissingValueAtPath, or a deployment's verdict); nil when
+	// they were.
+	Submitted *metav1.Condition
+	// Read are the outputs read, nil when Submitted is set; Values are what later
+	// resources read: Read, unless it is held back.
+	Read, Values map[string]any
+	// Held says why Read is held back from later resources (an immutable object that is
+	// not healthy yet); empty otherwise.
+	Held string
+}
+
 // Observe reads the outputs of the resource's live object (handed in: the pipeline never
-// fetches one) and judges its health and rules. An output that cannot be read turns
+// fetches one) and judges its health and rules, by r's template, for r's name, deployment
+// input and secrecy; r is not changed. An output that cannot be read turns
 // ResourceSubmitted into MissingValueAtPath; a deployment that has not succeeded, into its
-// verdict. A ClusterDeploymentTemplate passes the deployment input (out.Inputs.Deployment)
+// verdict. A ClusterDeploymentTemplate passes the deployment input (r.Inputs.Deployment)
 // through as its outputs.
-func (out *Result) Observe(live *unstructured.Unstructured) {
-	tpl := out.Template
-	values, err := readOutputs(out.Status.Name, tpl, live, out.Inputs.Deployment)
+func (r *Result) Observe(live *unstructured.Unstructured) Observation {
+	tpl := r.Template
+	values, err := readOutputs(r.Status.Name, tpl, live, r.Inputs.Deployment)
 	scope := expr.NewScope(live.Object) // one CEL budget for the object's health and rules
-	out.Healthy = Health(live, tpl, err == nil, scope)
-	out.Rules = workitems.Evaluate(tpl.Spec.ConditionRules, live, scope)
-	out.Secret = out.Secret || IsSecret(live)
-	if out.Secret {
-		redactMessages(&out.Healthy, out.Rules)
+	seen := Observation{
+		Healthy: Health(live, tpl, err == nil, scope),
+		Rules:   workitems.Evaluate(tpl.Spec.ConditionRules, live, scope),
+		Secret:  r.Secret || IsSecret(live),
 	}
-	if c := outputProblem(tpl, live, err, out.Healthy); c != nil {
-		out.Submitted = *c
-		return
+	if seen.Secret {
+		redactMessages(&seen.Healthy, seen.Rules)
 	}
-	out.Read, out.Values = values, values
-	if out.Held = heldBack(tpl, live, out.Healthy); out.Held != "" {
-		out.Values = nil
+	if c := outputProblem(tpl, live, err, seen.Healthy); c != nil {
+		seen.Submitted = c
+		return seen
 	}
+	seen.Read, seen.Values = values, values
+	if seen.Held = heldBack(tpl, live, seen.Healthy); seen.Held != "" {
+		seen.Values = nil
+	}
+	return seen
 }
 
 // JudgeStale judges a resource that got no new object this time by the one stamped before
-// (live, nil when there is none) and the template it came from.
-func (out *Result) JudgeStale(tpl Template, live *unstructured.Unstructured) {
-	out.Healthy = Health(live, tpl, false, nil)
+// (live, nil when there is none) and the template it came from: its Healthy condition and
+// the conditions of the template's conditionRules (nil without a template). r is not
+// changed; only its secrecy is read.
+func (r *Result) JudgeStale(tpl Template, live *unstructured.Unstructured) (healthy metav1.Condition, rules []metav1.Condition) {
+	healthy = Health(live, tpl, false, nil)
 	if tpl.Spec != nil {
-		out.Rules = workitems.Evaluate(tpl.Spec.ConditionRules, live, nil)
+		rules = workitems.Evaluate(tpl.Spec.ConditionRules, live, nil)
 	}
-	if out.Secret || (live != nil && IsSecret(live)) {
-		redactMessages(&out.Healthy, out.Rules)
+	if r.Secret || (live != nil && IsSecret(live)) {
+		redactMessages(&healthy, rules)
 	}
+	return healthy, rules
 }
 
 // Unobserved is the result for a resource its owner completed without: it was never

@@ -96,12 +96,12 @@ type OutputsError struct {
 	Err error
 }
 
-// Error says which output path failed to evaluate, and why.
+// Error says which path failed to evaluate, and why.
 func (e *OutputsError) Error() string {
 	return fmt.Sprintf("failed to evaluate path [%s]: %v", e.Path, e.Err)
 }
 
-// Unwrap returns the evaluation's error.
+// Unwrap is the error the path's evaluation failed with.
 func (e *OutputsError) Unwrap() error { return e.Err }
 
 // LatestSucceeded is the newest of runs, oldest first, whose Succeeded condition is True, or

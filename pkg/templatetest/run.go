@@ -6,7 +6,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/pmezard/go-difflib/difflib"
+	"github.com/aymanbagabas/go-udiff"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,9 +78,7 @@ func diff(expected, actual *unstructured.Unstructured) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)), FromFile: "expected", ToFile: "actual", Context: 3,
-	})
+	return udiff.ToUnified("expected", "actual", string(a), udiff.Lines(string(a), string(b)), udiff.DefaultContextLines)
 }
 
 // stampInMock stamps the template as the one resource of a supply chain made up for it:

@@ -421,7 +421,7 @@ func (QuietUI) Debugf(string, ...any) {}
 // Warnf drops ytt's warnings.
 func (QuietUI) Warnf(string, ...any) {}
 
-// DebugWriter returns a writer that discards what ytt writes to it.
+// DebugWriter is where ytt writes debug output: nowhere.
 func (QuietUI) DebugWriter() io.Writer { return io.Discard }
 
 // cache keeps compiled templates by source, within a bound on the sources' total size.
