@@ -218,6 +218,8 @@ func truncate(s string, n int) string {
 type Log struct {
 	reasons []string
 	parts   map[string][]string
+	// warnings are the reasons recorded as Warning Events, the rest being Normal.
+	warnings map[string]bool
 }
 
 // Add notes one thing the reconcile did under reason, formatted as fmt.Sprintf does;
@@ -232,9 +234,22 @@ func (l *Log) Add(reason, format string, args ...any) {
 	l.parts[reason] = append(l.parts[reason], fmt.Sprintf(format, args...))
 }
 
+// Warn gathers a Warning Event's part: reason is recorded as a Warning.
+func (l *Log) Warn(reason, format string, args ...any) {
+	if l.warnings == nil {
+		l.warnings = map[string]bool{}
+	}
+	l.warnings[reason] = true
+	l.Add(reason, format, args...)
+}
+
 // Record writes the gathered Events about owner.
 func (l *Log) Record(rec record.EventRecorder, owner runtime.Object) {
 	for _, reason := range l.reasons {
-		rec.Event(owner, corev1.EventTypeNormal, reason, strings.Join(l.parts[reason], "; "))
+		typ := corev1.EventTypeNormal
+		if l.warnings[reason] {
+			typ = corev1.EventTypeWarning
+		}
+		rec.Event(owner, typ, reason, strings.Join(l.parts[reason], "; "))
 	}
 }

@@ -20,6 +20,7 @@ func TestEventLogOneEventPerReason(t *testing.T) {
 	log.Add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", "ConfigMap", "app-source", "source")
 	log.Add(v1alpha1.EventResourceHealthyStatusChanged, "Resource [%s] health changed from %s to %s", "source", "Unknown", "True")
 	log.Add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", "Service", "app", "service")
+	log.Warn(v1alpha1.EventStampedObjectRemovalFailed, "Unable to remove %s/%s of resource [%s]: %s", "Widget", "app", "widget", "forbidden")
 	rec := record.NewFakeRecorder(10)
 	log.Record(rec, &v1alpha1.Workload{})
 	close(rec.Events)
@@ -30,6 +31,7 @@ func TestEventLogOneEventPerReason(t *testing.T) {
 	want := []string{
 		"Normal StampedObjectApplied Applied ConfigMap/app-source for resource [source]; Applied Service/app for resource [service]",
 		"Normal ResourceHealthyStatusChanged Resource [source] health changed from Unknown to True",
+		"Warning StampedObjectRemovalFailed Unable to remove Widget/app of resource [widget]: forbidden",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

@@ -77,7 +77,7 @@ func (rz *realization) adopt(obj, live *unstructured.Unstructured) (*unstructure
 	answer.SetNamespace(obj.GetNamespace())
 	answer.SetName(obj.GetName())
 	err = rz.r.echoes.Write(echo.ObjectKey(obj), answer, func() error {
-		return rz.write(gvk, func(ctx context.Context) error {
+		return rz.write(rz.ctx, gvk, func(ctx context.Context) error {
 			return rz.client.Patch(ctx, answer, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldManager))
 		})
 	})

@@ -109,7 +109,7 @@ func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstruc
 		answer.SetName(obj.GetName())
 	}
 	err := rz.r.echoes.Write(echo.ObjectKey(obj), answer, func() error {
-		return rz.write(gvk, func(ctx context.Context) error {
+		return rz.write(rz.ctx, gvk, func(ctx context.Context) error {
 			return rz.client.Patch(ctx, answer, patch, client.FieldOwner(FieldManager), client.ForceOwnership)
 		})
 	})
@@ -128,26 +128,6 @@ func (rz *realization) stampedRef(obj *unstructured.Unstructured) *v1alpha1.Stam
 	}
 }
 
-// write runs one write of a gvk object, as the watcher lets it (Watcher.Write); a kind
-// still syncing marks the whole realization as one to drop (see watch.ErrKindSyncing).
-func (rz *realization) write(gvk schema.GroupVersionKind, do func(context.Context) error) error {
-	err := rz.r.watch.Write(rz.ctx, gvk, watch.OwnerRequest(rz.owner), do)
-	if errors.Is(err, watch.ErrKindSyncing) {
-		rz.syncing = true
-	}
-	return err
-}
-
-// ensure is the watcher's ensure for this owner; a kind still syncing marks the whole
-// realization as one to drop (see watch.ErrKindSyncing).
-func (rz *realization) ensure(gvk schema.GroupVersionKind) error {
-	err := rz.r.watch.Ensure(gvk, watch.OwnerRequest(rz.owner))
-	if errors.Is(err, watch.ErrKindSyncing) {
-		rz.syncing = true
-	}
-	return err
-}
-
 // live reads a stamped object from the cache, or returns nil when it is not there.
 func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured {
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
@@ -159,43 +139,6 @@ func (rz *realization) live(ref *v1alpha1.StampedRef) *unstructured.Unstructured
 		return nil
 	}
 	return obj
-}
-
-// prune deletes objects stamped earlier for resources that are gone from the
-// blueprint or now stamp a different object.
-func (rz *realization) prune(now []*render.Result) {
-	current := map[string]v1alpha1.StampedRef{}
-	immutable := map[string]bool{}
-	for _, res := range now {
-		immutable[res.Status.Name] = res.Object != nil && res.Template.Spec.IsImmutable()
-		if res.Status.StampedRef != nil {
-			current[res.Status.Name] = *res.Status.StampedRef
-		}
-	}
-	for _, prev := range rz.prev {
-		if prev.StampedRef == nil {
-			continue
-		}
-		if ref, ok := current[prev.Name]; ok && sameObject(ref, *prev.StampedRef) {
-			continue
-		}
-		if immutable[prev.Name] {
-			continue // its older objects are the retention policy's to delete
-		}
-		obj := &unstructured.Unstructured{}
-		obj.SetAPIVersion(prev.StampedRef.APIVersion)
-		obj.SetKind(prev.StampedRef.Kind)
-		obj.SetNamespace(rz.owner.GetNamespace())
-		obj.SetName(prev.StampedRef.Name)
-		err := rz.client.Delete(rz.ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
-			logf.FromContext(rz.ctx).Error(err, "pruning stamped object", "resource", prev.Name, "kind", obj.GetKind(), "name", obj.GetName())
-			continue
-		}
-		if err == nil {
-			rz.events.Add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", obj.GetKind(), obj.GetName(), prev.Name)
-		}
-	}
 }
 
 // asStored is the stamped object as the API server stores it, for comparing with the
@@ -218,10 +161,6 @@ func asStored(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	stored.Object["data"] = data
 	delete(stored.Object, "stringData")
 	return stored
-}
-
-func sameObject(a, b v1alpha1.StampedRef) bool {
-	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name
 }
 
 // errRetryLater marks a failure the user sees in the status and that a later retry

@@ -3,16 +3,15 @@ package realizer
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -40,10 +39,7 @@ func (rz *realization) createImmutable(res *v1alpha1.BlueprintResource, tpl rend
 	newest := len(objects) - 1
 	if newest < 0 || objects[newest].GetAnnotations()[render.AnnotationStampDigest] != obj.GetAnnotations()[render.AnnotationStampDigest] {
 		created := stampedAt(obj, rz.r.now())
-		err := rz.write(created.GroupVersionKind(), func(ctx context.Context) error {
-			return rz.client.Create(ctx, created, client.FieldOwner(FieldManager))
-		})
-		if err != nil {
+		if err := rz.create(rz.ctx, created); err != nil {
 			return nil, err
 		}
 		rz.r.created.remember(rz.owner, res.Name, created)
@@ -111,32 +107,25 @@ func stampedAt(obj *unstructured.Unstructured, now metav1.Time) *unstructured.Un
 	return created
 }
 
-// retain deletes the oldest finished objects beyond the template's retention policy:
-// a healthy object is a successful run, an unhealthy one a failed run, and one whose
-// health is unknown is still running and kept. The newest object counts as a run but
-// is never deleted.
+// retain deletes the oldest finished objects beyond the template's retention policy
+// (writer.retain): a healthy object is a successful run, an unhealthy one a failed run, and
+// one whose health is unknown is still running and kept. A failed delete is tried again
+// on the next pass, which the owner is re-queued for (rz.retention).
 func (rz *realization) retain(res *v1alpha1.BlueprintResource, tpl render.Template, objects []*unstructured.Unstructured) {
 	policy := v1alpha1.DefaultRetention
 	if tpl.Spec.RetentionPolicy != nil {
 		policy = *tpl.Spec.RetentionPolicy
 	}
-	verdicts := make([]metav1.ConditionStatus, len(objects))
-	for i, o := range objects {
+	verdict := func(o *unstructured.Unstructured) metav1.ConditionStatus {
 		_, err := stamp.ReadOutputs(o, tpl.Outputs)
-		verdicts[i] = render.Health(o, tpl, err == nil, nil).Status
+		return render.Health(o, tpl, err == nil, nil).Status
 	}
-	for _, i := range render.Expired(verdicts, policy) {
-		o := objects[i]
-		err := rz.client.Delete(rz.ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil {
-			// Not found: deleted already, and the cache has not heard yet.
-			if !apierrors.IsNotFound(err) {
-				logf.FromContext(rz.ctx).Error(err, "deleting an old immutable object", "resource", res.Name, "name", o.GetName())
-			}
-			continue
-		}
+	_, err := rz.writer.retain(rz.ctx, objects, policy, verdict, func(o *unstructured.Unstructured) {
 		rz.events.Add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]: beyond the retention policy", o.GetKind(), o.GetName(), res.Name)
-	}
+	}, func(o *unstructured.Unstructured, err error) {
+		rz.events.Warn(v1alpha1.EventStampedObjectRemovalFailed, "Resource [%s], beyond the retention policy: %s", res.Name, deleteFailure(refOf(o), err))
+	})
+	rz.retention = errors.Join(rz.retention, err)
 }
 
 // createdObjects remembers, per owner and resource, the immutable object this process

@@ -260,7 +260,10 @@ func (r *OwnerReconciler) expire(ctx context.Context, owner v1alpha1.Owner, comp
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	uid := owner.GetUID()
-	err := r.client.Delete(ctx, owner, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	// Through the writer, as a stamped object's delete: a webhook that hangs on the owner
+	// kind's deletes holds a worker for a write timeout, not the reconcile's minute.
+	w := writer{watch: r.watch, owner: watch.OwnerRequest(owner), client: r.client}
+	err := w.delete(ctx, v1alpha1.GroupVersion.WithKind(r.kind.Kind), owner, client.Preconditions{UID: &uid})
 	if err == nil {
 		logf.FromContext(ctx).Info("deleted finished "+r.kind.Singular(), "ttlSecondsAfterFinished", *ttlSeconds)
 	}
@@ -318,8 +321,10 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 	if err != nil {
 		return nil, err
 	}
+	st := owner.GetOwnerStatus()
 	rz := &realization{
-		r: r, ctx: ctx, owner: owner, bp: bp, client: cl, prev: owner.GetOwnerStatus().Resources, finished: finished,
+		r: r, ctx: ctx, owner: owner, bp: bp, writer: writer{watch: r.watch, owner: watch.OwnerRequest(owner), client: cl},
+		prev: st.Resources, pending: st.PendingDeletions, finished: finished,
 	}
 	rz.pass = &render.Pass{Owner: o, Blueprint: bp, Template: rz.template, YTT: r.ytt, Done: map[string]*render.Result{}}
 	var transient error
@@ -335,11 +340,22 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 		obs.resources = append(obs.resources, res)
 		rz.healthEvent(res)
 	}
-	if transient == nil {
-		// Prune only after a clean pass: a failed apply must not cost an object.
-		rz.prune(obs.resources)
+	// Prune only after a clean pass: a failed apply must not cost an object. Either way
+	// what is not deleted stays listed.
+	obs.pending, err = rz.prune(obs.resources, transient == nil)
+	if rz.syncing {
+		return nil, watch.ErrKindSyncing
 	}
 	rz.events.Record(r.recorder, owner)
+	switch {
+	case transient != nil:
+	case err != nil:
+		// In the status now; nothing watched tells when a retry may succeed.
+		transient = fmt.Errorf("%w: %w", errRetryLater, err)
+	case rz.retention != nil:
+		// Not in the status: tried again with backoff, and logged as the error it is.
+		transient = rz.retention
+	}
 	return obs, transient
 }
 
@@ -384,10 +400,20 @@ func rolloutOwner(kind *v1alpha1.OwnerKind, owner v1alpha1.Owner, st *v1alpha1.O
 }
 
 // retryDelay is when an owner waiting on something outside it (a RoleBinding, a kind
-// being served) looks again: as long as ResourcesSubmitted has been failing, between a
+// being served, a delete that a webhook or RBAC refuses) looks again: as long as the newest
+// of its failures (ResourcesSubmitted not True, a pending deletion) has lasted, between a
 // second and a minute, so the wait doubles without the reconciler keeping any state.
 func retryDelay(st *v1alpha1.OwnerStatus, now metav1.Time) time.Duration {
-	return retryAfter(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResourcesSubmitted), now)
+	var newest *metav1.Condition
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResourcesSubmitted); c != nil && c.Status != metav1.ConditionTrue {
+		newest = c
+	}
+	for _, p := range st.PendingDeletions {
+		if newest == nil || p.Since.After(newest.LastTransitionTime.Time) {
+			newest = &metav1.Condition{LastTransitionTime: p.Since}
+		}
+	}
+	return retryAfter(newest, now)
 }
 
 // retryAfter is as long as the failing condition c (nil before the first) has been

@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/surveyor-dev/surveyor/internal/events"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -18,20 +17,24 @@ import (
 // realization is one pass over an owner's blueprint: the pure pipeline (render.Pass) with
 // the cluster around it.
 type realization struct {
-	r      *OwnerReconciler
-	ctx    context.Context
-	owner  v1alpha1.Owner
-	pass   *render.Pass
-	bp     *render.Blueprint
-	client client.Client // impersonates the owner's ServiceAccount
+	r     *OwnerReconciler
+	ctx   context.Context
+	owner v1alpha1.Owner
+	pass  *render.Pass
+	bp    *render.Blueprint
+	// writer writes as the owner's ServiceAccount; a kind still syncing drops the pass.
+	writer
 
 	prev []v1alpha1.ResourceStatus
+	// pending are the owner's pending deletions before this pass (status.pendingDeletions).
+	pending []v1alpha1.PendingDeletion
 	// finished is set once the owner is Complete: nothing is applied any more.
 	finished bool
-	// syncing is set when a kind the owner needs has not synced yet: the pass is dropped.
-	syncing bool
 	// events are what this reconcile changed, recorded once it is done.
 	events events.Log
+	// retention joins the deletes beyond a retention policy that failed in this pass: the
+	// next pass lists those objects again, and the owner is re-queued with backoff for it.
+	retention error
 }
 
 func (rz *realization) previous(name string) *v1alpha1.ResourceStatus {

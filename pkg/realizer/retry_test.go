@@ -25,6 +25,14 @@ func TestRetryDelay(t *testing.T) {
 		{"just failed", failingFor(0), time.Second},
 		{"failing for 10s", failingFor(10 * time.Second), 10 * time.Second},
 		{"failing for an hour", failingFor(time.Hour), time.Minute},
+		{"a deletion pending for 5s, submitted an hour ago", &v1alpha1.OwnerStatus{
+			Conditions:       []metav1.Condition{{Type: v1alpha1.ConditionResourcesSubmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}},
+			PendingDeletions: []v1alpha1.PendingDeletion{{Since: metav1.NewTime(now.Add(-5 * time.Second))}},
+		}, 5 * time.Second},
+		{"the newest failure counts", &v1alpha1.OwnerStatus{
+			Conditions:       failingFor(30 * time.Second).Conditions,
+			PendingDeletions: []v1alpha1.PendingDeletion{{Since: metav1.NewTime(now.Add(-time.Hour))}, {Since: metav1.NewTime(now.Add(-3 * time.Second))}},
+		}, 3 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

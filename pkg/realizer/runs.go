@@ -48,11 +48,10 @@ type runRealization struct {
 	ctx context.Context
 	rn  *v1alpha1.Runnable
 	req ctrl.Request
-	// client impersonates the Runnable's ServiceAccount.
-	client client.Client
-	// syncing is set when the runs' kind has not synced yet: the pass is dropped.
-	syncing bool
-	events  events.Log
+	// writer writes as the Runnable's ServiceAccount, once realize has its client; a
+	// runs' kind that has not synced yet drops the pass.
+	writer
+	events events.Log
 }
 
 // realize takes the Runnable through its steps: its ServiceAccount, its template, its
@@ -80,7 +79,7 @@ func (rz *runRealization) realize() (*runObservation, error) {
 		obs.result.NoRuns = true
 		return fail(err, v1alpha1.ReasonClientBuilderError, "unable to build a client for service account [%s/%s]: %v", ns, sa, err)
 	}
-	rz.client = cl
+	rz.writer = writer{watch: rz.r.watch, owner: rz.req, client: cl}
 
 	name := rz.rn.Spec.RunTemplateRef.Name
 	tpl := &v1alpha1.ClusterRunTemplate{}
@@ -136,9 +135,12 @@ func (rz *runRealization) realize() (*runObservation, error) {
 		}
 		runs = append(runs, created)
 	}
-	obs.runs, obs.runsKnown = rz.retain(runs), true
+	runs, retainErr := rz.retain(runs)
+	obs.runs, obs.runsKnown = runs, true
 	obs.result.Newest = runs[len(runs)-1]
-	return rz.outputs(obs, tpl)
+	obs, err = rz.outputs(obs, tpl)
+	// A run whose delete failed is listed, and tried, again on the next pass: with backoff.
+	return obs, errors.Join(err, retainErr)
 }
 
 // selected is the one object the Runnable's selector chooses, listed as its ServiceAccount,
@@ -182,26 +184,10 @@ func (rz *runRealization) selected() (*unstructured.Unstructured, error) {
 	return nil, selectionError("selector matched multiple objects")
 }
 
-// ensure is the watcher's Ensure for this Runnable: the runs' kind must be namespaced and
-// served, and its informer synced; a kind still syncing drops the pass.
-func (rz *runRealization) ensure(gvk schema.GroupVersionKind) error {
-	err := rz.r.watch.Ensure(gvk, rz.req)
-	if errors.Is(err, watch.ErrKindSyncing) {
-		rz.syncing = true
-	}
-	return err
-}
-
 // create creates run as the ServiceAccount and returns it as the API server answered.
 func (rz *runRealization) create(run *unstructured.Unstructured, template string) (*unstructured.Unstructured, error) {
 	created := stampedAt(run, rz.r.now())
-	err := rz.r.watch.Write(rz.ctx, created.GroupVersionKind(), rz.req, func(ctx context.Context) error {
-		return rz.client.Create(ctx, created, client.FieldOwner(FieldManager))
-	})
-	if errors.Is(err, watch.ErrKindSyncing) {
-		rz.syncing = true
-	}
-	if err != nil {
+	if err := rz.writer.create(rz.ctx, created); err != nil {
 		return nil, err
 	}
 	rz.r.created.remember(rz.rn, template, created)
@@ -239,35 +225,15 @@ func (rz *runRealization) rejected(obs *runObservation, run *unstructured.Unstru
 }
 
 // retain deletes the finished runs beyond the Runnable's retention policy, as its
-// ServiceAccount, and returns the runs that are left, oldest first. A failed delete is
-// logged: the run is deleted on a later pass.
-func (rz *runRealization) retain(runs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	verdicts := make([]metav1.ConditionStatus, len(runs))
-	for i, run := range runs {
-		verdicts[i] = render.VerdictOf(run).Status
-	}
-	gone := map[int]bool{}
-	for _, i := range render.Expired(verdicts, render.RunnableRetention(rz.rn)) {
-		run := runs[i]
-		err := rz.r.watch.Write(rz.ctx, run.GroupVersionKind(), rz.req, func(ctx context.Context) error {
-			return rz.client.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		})
-		if err != nil && !apierrors.IsNotFound(err) {
-			logf.FromContext(rz.ctx).Error(err, "deleting a run beyond the retention policy", "name", run.GetName())
-			continue
-		}
-		gone[i] = true
-		if err == nil {
-			rz.events.Add(v1alpha1.EventStampedObjectRemoved, "Deleted object [%s/%s]", rz.r.watch.Resource(run.GroupVersionKind()), run.GetName())
-		}
-	}
-	kept := make([]*unstructured.Unstructured, 0, len(runs)-len(gone))
-	for i, run := range runs {
-		if !gone[i] {
-			kept = append(kept, run)
-		}
-	}
-	return kept
+// ServiceAccount (writer.retain), and returns the runs that are left, oldest first, and
+// the error of the deletes that failed: those runs are deleted on a later pass.
+func (rz *runRealization) retain(runs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	verdict := func(run *unstructured.Unstructured) metav1.ConditionStatus { return render.VerdictOf(run).Status }
+	return rz.writer.retain(rz.ctx, runs, render.RunnableRetention(rz.rn), verdict, func(run *unstructured.Unstructured) {
+		rz.events.Add(v1alpha1.EventStampedObjectRemoved, "Deleted object [%s/%s]", rz.r.watch.Resource(run.GroupVersionKind()), run.GetName())
+	}, func(run *unstructured.Unstructured, err error) {
+		rz.events.Warn(v1alpha1.EventStampedObjectRemovalFailed, "Beyond the retention policy: %s", deleteFailure(refOf(run), err))
+	})
 }
 
 // outputs reads the template's outputs from the latest run that succeeded into obs. With

@@ -35,6 +35,8 @@ type observation struct {
 	// keepResources is set when nothing was realized (no usable blueprint): the
 	// previous resource entries stay, so their objects can still be pruned later.
 	keepResources bool
+	// pending are the stamped objects awaiting deletion after this pass (prune).
+	pending []v1alpha1.PendingDeletion
 }
 
 // ownerStatus computes the whole status from an observation: a pure function of the
@@ -54,7 +56,7 @@ func ownerStatus(kind *v1alpha1.OwnerKind, prev *v1alpha1.OwnerStatus, obs *obse
 		// owner has only its blueprint condition, Ready (which copies it) and
 		// Available, as in Cartographer. Resource entries and rule conditions stay as
 		// they were, so objects can still be pruned and a verdict is not forgotten.
-		st.Resources = prev.Resources
+		st.Resources, st.PendingDeletions = prev.Resources, prev.PendingDeletions
 		ready := bp
 		ready.Type = v1alpha1.ConditionReady
 		available := health.Available(health.AvailableInput{
@@ -73,6 +75,8 @@ func ownerStatus(kind *v1alpha1.OwnerKind, prev *v1alpha1.OwnerStatus, obs *obse
 		return st
 	}
 
+	// A pending deletion changes no condition: Ready judges what the owner stamps now.
+	st.PendingDeletions = obs.pending
 	var healths []health.ResourceCondition
 	var rules []workitems.ResourceConditions
 	for _, res := range obs.resources {

@@ -169,6 +169,10 @@ const (
 	EventRunDeferred = "RunDeferred"
 	// EventStampedObjectRemoved is recorded when a stamped object is pruned.
 	EventStampedObjectRemoved = "StampedObjectRemoved"
+	// EventStampedObjectRemovalFailed (a Warning) is recorded when deleting a stamped
+	// object failed: a prune (listed in status.pendingDeletions until it succeeds) or an
+	// object beyond a retention policy (tried again on the next pass).
+	EventStampedObjectRemovalFailed = "StampedObjectRemovalFailed"
 	// EventResourceOutputChanged is recorded when a resource's output digest changes.
 	EventResourceOutputChanged = "ResourceOutputChanged"
 )

@@ -36,6 +36,35 @@ type OwnerStatus struct {
 	// Rollout is the owner's place in its blueprint's rollout, when it has a rolloutStrategy.
 	// +optional
 	Rollout *OwnerRolloutStatus `json:"rollout,omitempty"`
+
+	// PendingDeletions are the objects the owner stamped and stamps no longer (their resource
+	// left the blueprint, or stamps another object now) that are not deleted yet: the delete
+	// failed, or waits for a pass in which every resource was submitted. Each is tried again
+	// on every reconcile and listed until its delete succeeds or it is gone. They change no
+	// condition: the resources the owner stamps now are what Ready judges.
+	// +optional
+	// +listType=atomic
+	PendingDeletions []PendingDeletion `json:"pendingDeletions,omitempty"`
+}
+
+// PendingDeletion is a stamped object awaiting deletion (OwnerStatus.PendingDeletions).
+type PendingDeletion struct {
+	// Resource is the name of the blueprint resource the object was stamped for.
+	// +required
+	Resource string `json:"resource"`
+
+	// StampedRef is the object.
+	// +required
+	StampedRef StampedRef `json:"stampedRef"`
+
+	// Message says why the object is still there: the API server's answer to the last
+	// delete, or that the delete waits for every resource to be submitted.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Since is when the object was first found awaiting deletion.
+	// +required
+	Since metav1.Time `json:"since"`
 }
 
 // ResourceStatus is the status of one resource of an owner's blueprint.

@@ -1,0 +1,115 @@
+package realizer
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/health"
+	"github.com/surveyor-dev/surveyor/pkg/render"
+)
+
+// waitingForSubmission is a pending deletion's message while the pass that found it was
+// not clean: a failed apply must not cost an object (the resource that replaces this one
+// may be the one that failed), so nothing is deleted until every resource is submitted.
+const waitingForSubmission = "waiting for every resource to be submitted before deleting it"
+
+// prune deletes the objects stamped earlier that the owner stamps no longer: those of the
+// previous status' resources that are gone from the blueprint or stamp another object now,
+// and the previous pending deletions. It deletes only after a clean pass (clean), and
+// returns the objects still awaiting deletion, which the status lists until a delete
+// succeeds or the object is gone (so the cluster keeps nothing the owner forgot), and an
+// error when a delete failed. A failure is a Warning event when it is new or its message
+// changed: the status holds it meanwhile, and a retry does not repeat it.
+func (rz *realization) prune(results []*render.Result, clean bool) ([]v1alpha1.PendingDeletion, error) {
+	var current []v1alpha1.StampedRef
+	retained := map[string]v1alpha1.StampedRef{} // an immutable resource's newest object, by resource
+	for _, res := range results {
+		if ref := res.Status.StampedRef; ref != nil {
+			current = append(current, *ref)
+			if res.Object != nil && res.Template.Spec.IsImmutable() {
+				retained[res.Status.Name] = *ref
+			}
+		}
+	}
+	stamped := func(resource string, ref v1alpha1.StampedRef) bool {
+		for _, c := range current {
+			if sameObject(c, ref) {
+				return true
+			}
+		}
+		// An immutable resource's older objects of its kind are its retention policy's
+		// to delete.
+		newest, ok := retained[resource]
+		return ok && sameKind(newest, ref)
+	}
+	var candidates []v1alpha1.PendingDeletion
+	add := func(p v1alpha1.PendingDeletion) {
+		for _, c := range candidates {
+			if sameObject(c.StampedRef, p.StampedRef) {
+				return
+			}
+		}
+		if !stamped(p.Resource, p.StampedRef) {
+			candidates = append(candidates, p)
+		}
+	}
+	for _, p := range rz.pending {
+		add(p)
+	}
+	now := rz.r.now()
+	for _, prev := range rz.prev {
+		if prev.StampedRef != nil {
+			add(v1alpha1.PendingDeletion{Resource: prev.Name, StampedRef: *prev.StampedRef, Since: now})
+		}
+	}
+
+	var pending []v1alpha1.PendingDeletion
+	var errs []error
+	for _, p := range candidates {
+		if !clean {
+			if p.Message == "" {
+				p.Message = waitingForSubmission
+			}
+			pending = append(pending, p)
+			continue
+		}
+		ref := p.StampedRef
+		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		obj.SetNamespace(rz.owner.GetNamespace())
+		obj.SetName(ref.Name)
+		err := rz.delete(rz.ctx, gvk, obj)
+		if gone(err) {
+			if err == nil {
+				rz.events.Add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", ref.Kind, ref.Name, p.Resource)
+			}
+			continue
+		}
+		logf.FromContext(rz.ctx).Info("pruning a stamped object failed; it stays in status.pendingDeletions", "resource", p.Resource, "kind", ref.Kind, "name", ref.Name, "error", err.Error())
+		msg := health.TruncateMessage(deleteFailure(ref, err))
+		if msg != p.Message {
+			rz.events.Warn(v1alpha1.EventStampedObjectRemovalFailed, "Pruning resource [%s]: %s", p.Resource, msg)
+		}
+		p.Message = msg
+		pending = append(pending, p)
+		errs = append(errs, fmt.Errorf("pruning %s %s of resource [%s]: %w", ref.Kind, ref.Name, p.Resource, err))
+	}
+	return pending, errors.Join(errs...)
+}
+
+// sameObject says whether a and b name one object: its version aside, as the API server
+// stores an object once whatever version it is read at.
+func sameObject(a, b v1alpha1.StampedRef) bool {
+	return sameKind(a, b) && a.Name == b.Name
+}
+
+// sameKind says whether a and b are objects of one kind, at any version.
+func sameKind(a, b v1alpha1.StampedRef) bool {
+	return schema.FromAPIVersionAndKind(a.APIVersion, a.Kind).GroupKind() == schema.FromAPIVersionAndKind(b.APIVersion, b.Kind).GroupKind()
+}

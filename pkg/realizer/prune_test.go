@@ -1,0 +1,231 @@
+package realizer
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/surveyor-dev/surveyor/internal/watch"
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+	"github.com/surveyor-dev/surveyor/pkg/render"
+)
+
+func configMapRef(name string) *v1alpha1.StampedRef {
+	return &v1alpha1.StampedRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "apps", Name: name}
+}
+
+// deniedDeletes is a fake cluster holding the ConfigMaps named, whose deletes of the
+// names in denied are forbidden.
+func deniedDeletes(t *testing.T, objects []string, denied ...string) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	b := fake.NewClientBuilder().WithScheme(scheme)
+	for _, name := range objects {
+		b = b.WithObjects(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name}})
+	}
+	return b.WithInterceptorFuncs(interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			for _, d := range denied {
+				if obj.GetName() == d {
+					return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, d, errors.New("no delete for you"))
+				}
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
+	}).Build()
+}
+
+// TestPrune: what prune deletes, and what it lists as pending because it could not, or
+// may not yet.
+func TestPrune(t *testing.T) {
+	now := metav1.NewTime(time.Unix(2000, 0))
+	earlier := metav1.NewTime(time.Unix(1000, 0))
+	denied := `unable to delete ConfigMap/old: configmaps "old" is forbidden: no delete for you`
+	immutable := render.Template{Spec: &v1alpha1.TemplateSpec{Lifecycle: v1alpha1.LifecycleImmutable}}
+	tests := []struct {
+		name    string
+		objects []string // ConfigMaps in the cluster
+		denied  []string // whose deletes are forbidden
+		prev    []v1alpha1.ResourceStatus
+		pending []v1alpha1.PendingDeletion
+		now     []*render.Result
+		unclean bool
+
+		want     []v1alpha1.PendingDeletion
+		wantErr  bool
+		left     []string // ConfigMaps left
+		warnings int
+	}{{
+		name:    "a resource gone from the blueprint: its object is deleted",
+		objects: []string{"old", "app"},
+		prev:    []v1alpha1.ResourceStatus{{Name: "old", StampedRef: configMapRef("old")}, {Name: "app", StampedRef: configMapRef("app")}},
+		now:     []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "app", StampedRef: configMapRef("app")}}},
+		left:    []string{"app"},
+	}, {
+		name:    "a resource that stamps another object now: the old one is deleted",
+		objects: []string{"old", "new"},
+		prev:    []v1alpha1.ResourceStatus{{Name: "app", StampedRef: configMapRef("old")}},
+		now:     []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "app", StampedRef: configMapRef("new")}}},
+		left:    []string{"new"},
+	}, {
+		name:    "a denied delete is listed with the API server's answer, and warned about",
+		objects: []string{"old"},
+		denied:  []string{"old"},
+		prev:    []v1alpha1.ResourceStatus{{Name: "old", StampedRef: configMapRef("old")}},
+		want:    []v1alpha1.PendingDeletion{{Resource: "old", StampedRef: *configMapRef("old"), Message: denied, Since: now}},
+		wantErr: true, left: []string{"old"}, warnings: 1,
+	}, {
+		name:    "a delete denied again keeps its time and is not warned about again",
+		objects: []string{"old"},
+		denied:  []string{"old"},
+		pending: []v1alpha1.PendingDeletion{{Resource: "old", StampedRef: *configMapRef("old"), Message: denied, Since: earlier}},
+		want:    []v1alpha1.PendingDeletion{{Resource: "old", StampedRef: *configMapRef("old"), Message: denied, Since: earlier}},
+		wantErr: true, left: []string{"old"},
+	}, {
+		name:    "after a pass that was not clean nothing is deleted, and everything is listed",
+		objects: []string{"old", "gone-before"},
+		prev:    []v1alpha1.ResourceStatus{{Name: "old", StampedRef: configMapRef("old")}},
+		pending: []v1alpha1.PendingDeletion{{Resource: "gone-before", StampedRef: *configMapRef("gone-before"), Message: denied, Since: earlier}},
+		unclean: true,
+		want: []v1alpha1.PendingDeletion{
+			{Resource: "gone-before", StampedRef: *configMapRef("gone-before"), Message: denied, Since: earlier},
+			{Resource: "old", StampedRef: *configMapRef("old"), Message: waitingForSubmission, Since: now},
+		},
+		left: []string{"gone-before", "old"},
+	}, {
+		name:    "a pending deletion is deleted once allowed",
+		objects: []string{"old"},
+		pending: []v1alpha1.PendingDeletion{{Resource: "old", StampedRef: *configMapRef("old"), Message: denied, Since: earlier}},
+	}, {
+		name:    "a pending deletion of an object that is gone already is dropped",
+		pending: []v1alpha1.PendingDeletion{{Resource: "old", StampedRef: *configMapRef("old"), Message: denied, Since: earlier}},
+	}, {
+		name:    "a pending deletion stamped again is kept, and no longer listed",
+		objects: []string{"old"},
+		pending: []v1alpha1.PendingDeletion{{Resource: "old", StampedRef: *configMapRef("old"), Message: denied, Since: earlier}},
+		now:     []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "old", StampedRef: configMapRef("old")}}},
+		left:    []string{"old"},
+	}, {
+		name:    "an immutable resource's older object is its retention policy's",
+		objects: []string{"run-1", "run-2"},
+		prev:    []v1alpha1.ResourceStatus{{Name: "run", StampedRef: configMapRef("run-1")}},
+		now:     []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "run", StampedRef: configMapRef("run-2")}, Object: &unstructured.Unstructured{}, Template: immutable}},
+		left:    []string{"run-1", "run-2"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cl := deniedDeletes(t, tt.objects, tt.denied...)
+			rz := &realization{
+				r: &OwnerReconciler{now: func() metav1.Time { return now }}, ctx: context.Background(),
+				owner:  workloadNamed("wl", "uid"),
+				writer: writer{watch: &watch.Watcher{}, client: cl},
+				prev:   tt.prev, pending: tt.pending,
+			}
+			got, err := rz.prune(tt.now, !tt.unclean)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pending (-want +got):\n%s", diff)
+			}
+			if (err != nil) != tt.wantErr {
+				t.Errorf("error %v, want one: %v", err, tt.wantErr)
+			}
+			var list corev1.ConfigMapList
+			if err := cl.List(context.Background(), &list); err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			for _, cm := range list.Items {
+				left = append(left, cm.Name)
+			}
+			if diff := cmp.Diff(tt.left, left); diff != "" {
+				t.Errorf("ConfigMaps left (-want +got):\n%s", diff)
+			}
+			rec := record.NewFakeRecorder(10)
+			rz.events.Record(rec, rz.owner)
+			close(rec.Events)
+			warnings := 0
+			for e := range rec.Events {
+				if strings.HasPrefix(e, "Warning "+v1alpha1.EventStampedObjectRemovalFailed+" ") {
+					warnings++
+				}
+			}
+			if warnings != tt.warnings {
+				t.Errorf("%d warnings, want %d", warnings, tt.warnings)
+			}
+		})
+	}
+}
+
+// TestRetain: the one retention routine of immutable objects and runs deletes the oldest
+// finished objects beyond the policy, never the newest nor one still running, and returns
+// what is left, with the failures, which stay.
+func TestRetain(t *testing.T) {
+	verdicts := map[string]metav1.ConditionStatus{
+		"ok-1": metav1.ConditionTrue, "ok-2": metav1.ConditionTrue, "running": metav1.ConditionUnknown,
+		"failed-1": metav1.ConditionFalse, "failed-2": metav1.ConditionFalse, "ok-3": metav1.ConditionTrue,
+	}
+	names := []string{"ok-1", "failed-1", "ok-2", "running", "failed-2", "ok-3"} // oldest first
+	cl := deniedDeletes(t, names, "ok-2")
+	var objects []*unstructured.Unstructured
+	for _, name := range names {
+		o := &unstructured.Unstructured{}
+		o.SetAPIVersion("v1")
+		o.SetKind("ConfigMap")
+		o.SetNamespace("apps")
+		o.SetName(name)
+		objects = append(objects, o)
+	}
+	w := writer{watch: &watch.Watcher{}, client: cl}
+	var removed, failed []string
+	kept, err := w.retain(context.Background(), objects, v1alpha1.RetentionPolicy{MaxSuccessfulRuns: 1, MaxFailedRuns: 1},
+		func(o *unstructured.Unstructured) metav1.ConditionStatus { return verdicts[o.GetName()] },
+		func(o *unstructured.Unstructured) { removed = append(removed, o.GetName()) },
+		func(o *unstructured.Unstructured, _ error) { failed = append(failed, o.GetName()) })
+	var left []string
+	for _, o := range kept {
+		left = append(left, o.GetName())
+	}
+	if diff := cmp.Diff([]string{"ok-2", "running", "failed-2", "ok-3"}, left); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	slices.Sort(removed)
+	if diff := cmp.Diff([]string{"failed-1", "ok-1"}, removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ok-2"}, failed); diff != "" {
+		t.Errorf("failed (-want +got):\n%s", diff)
+	}
+	if err == nil || !apierrors.IsForbidden(err) {
+		t.Errorf("error %v, want the denial", err)
+	}
+}
+
+// TestDeleteFailureQuotesNoSecret: a webhook's answer about a Secret's delete may quote its
+// data, so only the reason is told (DESIGN §12).
+func TestDeleteFailureQuotesNoSecret(t *testing.T) {
+	err := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "token", errors.New("data.password is hunter2"))
+	got := deleteFailure(v1alpha1.StampedRef{APIVersion: "v1", Kind: "Secret", Name: "token"}, err)
+	if strings.Contains(got, "hunter2") || !strings.Contains(got, "Forbidden") || !strings.Contains(got, "Secret/token") {
+		t.Errorf("deleteFailure = %q", got)
+	}
+	if got := deleteFailure(*configMapRef("app"), err); !strings.Contains(got, "hunter2") {
+		t.Errorf("a ConfigMap's failure does not quote the API server: %q", got)
+	}
+}
