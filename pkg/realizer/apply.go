@@ -96,7 +96,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := obj.GroupVersionKind()
 	answer := rz.r.stamped.Object(gvk)
-	var patch client.Patch = client.Apply
+	patch := client.Apply
 	if u, ok := answer.(*unstructured.Unstructured); ok {
 		obj.DeepCopyInto(u)
 	} else {

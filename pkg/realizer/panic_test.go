@@ -45,7 +45,7 @@ func TestPanicStatusKeepsANewerStatus(t *testing.T) {
 	// The cache: its first read panics (standing in for a bug anywhere in a
 	// reconcile), and it serves the copy from before the write.
 	var reads atomic.Int32
-	cache := interceptor.NewClient(server.(client.WithWatch), interceptor.Funcs{
+	cache := interceptor.NewClient(server, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if reads.Add(1) == 1 {
 				panic("a bug")
