@@ -30,7 +30,8 @@ import (
 type BlueprintReconciler struct {
 	client client.Client
 	kind   *v1alpha1.BlueprintKind
-	// status writes the rollout records of the blueprint's owners.
+	// status writes the rollout records of the blueprint's owners, which this reconciler
+	// alone writes.
 	status   statusWriter
 	recorder record.EventRecorder
 	now      func() metav1.Time
@@ -106,6 +107,15 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if bp.Strategy != nil {
 		var err error
 		if plan, err = r.decideRollout(ctx, obj, bp, templates, len(missing) == 0, now.Time); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if bp.Strategy == nil && bp.Status.Rollout != nil {
+		// The strategy is gone: its records go first, before the status that says so.
+		if err := r.forgetRollout(ctx, bp); errors.Is(err, errStaleOwner) {
+			// Owners of a blueprint without a strategy re-queue nothing: look again shortly.
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 	}
