@@ -210,7 +210,7 @@ func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, rec
 	}
 	changed := owner.DeepCopyObject().(v1alpha1.Owner)
 	changed.GetOwnerStatus().Rollout = record
-	err := r.status.update(ctx, changed)
+	err := r.records.update(ctx, changed)
 	if apierrors.IsConflict(err) {
 		return errStaleOwner
 	}

@@ -151,11 +151,12 @@ func resourcesSubmitted(res []*render.Result) metav1.Condition {
 	return c
 }
 
-// statusWriter is the one way an owner's status is written, by the owner reconciler, the
+// statusWriter is the one way a status is written: an owner's by the owner reconciler, the
 // blueprint reconciler (an owner's rollout record, which only it writes) and the panic path
-// alike, and a Runnable's by the Runnable reconciler: the whole status, with the
-// resourceVersion it was computed from, so a status computed from a stale copy loses to a
-// newer one (a conflict) instead of overwriting it.
+// alike, a Runnable's by the Runnable reconciler, a blueprint's and a template's by their
+// reconcilers. It writes the whole status, with the resourceVersion it was computed from, so a
+// status computed from a stale copy loses to a newer one (a conflict, which every caller
+// answers by looking again) instead of overwriting it.
 type statusWriter interface {
 	// update writes obj's status and sets its resourceVersion to the one written.
 	update(ctx context.Context, obj v1alpha1.Object) error
@@ -168,6 +169,9 @@ type restStatusWriter struct {
 	rest     rest.Interface
 	gvk      schema.GroupVersionKind
 	resource string
+	// namespaced: the kind lives in a namespace. A request to a cluster-scoped kind names
+	// none (the REST client refuses an empty namespace together with a name).
+	namespaced bool
 }
 
 func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.KindInfo) (statusWriter, error) {
@@ -180,7 +184,7 @@ func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.KindInfo) (statusWriter, e
 	if err != nil {
 		return nil, err
 	}
-	return &restStatusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.Kind), resource: kind.Resource}, nil
+	return &restStatusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.Kind), resource: kind.Resource, namespaced: kind.Namespaced}, nil
 }
 
 // metadataOnly asks the API server to answer a write with the object's metadata alone,
@@ -194,7 +198,11 @@ func (w *restStatusWriter) update(ctx context.Context, obj v1alpha1.Object) erro
 	if err != nil {
 		return err
 	}
-	raw, err := w.rest.Put().Namespace(obj.GetNamespace()).Resource(w.resource).Name(obj.GetName()).
+	req := w.rest.Put()
+	if w.namespaced {
+		req = req.Namespace(obj.GetNamespace())
+	}
+	raw, err := req.Resource(w.resource).Name(obj.GetName()).
 		SubResource("status").SetHeader("Accept", metadataOnly).Body(body).Do(ctx).Raw()
 	if err != nil {
 		return err
