@@ -87,3 +87,51 @@ func TestRecordAndRestWrittenApart(t *testing.T) {
 func readyOf(st v1alpha1.WorkloadStatus) *metav1.Condition {
 	return meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
 }
+
+// A supply chain whose rolloutStrategy is removed clears its Workloads' records (they would
+// otherwise pin the Workloads again, to revisions they no longer run, if a strategy came back),
+// and drops its own status.rollout; the Workloads run the supply chain as it is, with no
+// blueprintRevision. The records are cleared by the supply chain's reconciler, the one writer of
+// records, each in a write of its own.
+func TestStrategyRemovedClearsRecords(t *testing.T) {
+	const (
+		name   = "rollout-strategy-removed"
+		owners = 3
+	)
+	ns := newNamespace(t, name)
+	rolloutCase(t, name, v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll})
+	createWorkloads(t, ns, name, owners, func(int) map[string]string { return nil })
+	launchController(t, name)
+	waitComplete(t, completion{ns: ns, chain: name, owners: owners, version: "v1"}, 2*time.Minute)
+
+	h := watchWorkloads(t, ns)
+	update(t, &v1alpha1.ClusterSupplyChain{}, name, func(sc *v1alpha1.ClusterSupplyChain) { sc.Spec.RolloutStrategy = nil })
+	eventually(t, time.Minute, func() (bool, string) {
+		if r := supplyChain(t, name).Status.Rollout; r != nil {
+			return false, fmt.Sprintf("supply chain rollout %+v", r)
+		}
+		for _, wl := range workloads(t, ns) {
+			if wl.Status.Rollout != nil || wl.Status.BlueprintRevision != "" || !isReady(&wl) {
+				return false, fmt.Sprintf("workload %s runs %q, record %s, Ready %s", wl.Name, wl.Status.BlueprintRevision, recordString(wl.Status.Rollout), conditionString(readyCondition(&wl)))
+			}
+		}
+		return true, ""
+	})
+	var problems []string
+	last := map[string]*v1alpha1.Workload{}
+	for _, o := range h.States() {
+		wl := o.Object
+		prev := last[wl.Name]
+		last[wl.Name] = wl
+		if prev == nil || prev.ResourceVersion == wl.ResourceVersion {
+			continue
+		}
+		before, after := prev.Status.DeepCopy(), wl.Status.DeepCopy()
+		recordChanged := !equality.Semantic.DeepEqual(before.Rollout, after.Rollout)
+		before.Rollout, after.Rollout = nil, nil
+		if recordChanged && !equality.Semantic.DeepEqual(before, after) {
+			problems = append(problems, fmt.Sprintf("%s at resourceVersion %s: one write cleared the record and changed the rest of the status", wl.Name, wl.ResourceVersion))
+		}
+	}
+	reportAll(t, problems)
+}
