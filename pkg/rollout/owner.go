@@ -19,12 +19,6 @@ func (o *Owner) observed() (metav1.ConditionStatus, bool) {
 	return o.Ready.Status, true
 }
 
-// readyIs reports whether the owner is observed with Ready s at its generation.
-func (o *Owner) readyIs(s metav1.ConditionStatus) bool {
-	status, ok := o.observed()
-	return ok && status == s
-}
-
 // step makes one transition of an admitted owner's state, and reports whether it made one.
 //
 // Evidence (DESIGN §9) is a Ready condition observed at the owner's generation while it runs the
