@@ -51,8 +51,8 @@ func controllerOptions() controller.Options {
 	}
 }
 
-// conflictRetry is when an owner whose status write lost to a newer copy looks again:
-// long enough for the cache to have caught up.
+// conflictRetry is when an object whose status write lost to a newer copy (an owner, a
+// blueprint, a template) is looked at again: long enough for the cache to have caught up.
 const conflictRetry = 200 * time.Millisecond
 
 // OwnerReconciler realizes the owners of one kind (Workloads through ClusterSupplyChains,
