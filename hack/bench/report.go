@@ -185,9 +185,10 @@ var figureDefs = slices.Concat([]figureDef{
 			return r.Propagation.P99Ms, true
 		},
 		met: func(v float64) bool { return v < 100 }},
-}, rolloutFigures("rolloutGroup", "Rollout (ProgressivePerGroup, minSuccessTime 0s)", "(admission, restamp)", 2,
+}, rolloutFigures("rolloutGroup", "Rollout (ProgressivePerGroup, minSuccessTime 0s)", "(admission, restamp, Succeeded)", 3,
 	func(r *rolloutResult) *rolloutChange { return r.PerGroup }),
-	rolloutFigures("rollout", "Rollout (type All)", "", 1, func(r *rolloutResult) *rolloutChange { return r.All }),
+	// The supply chain writes every record (issue 36): All admits as every strategy does.
+	rolloutFigures("rollout", "Rollout (type All)", "(admission, restamp, Succeeded)", 3, func(r *rolloutResult) *rolloutChange { return r.All }),
 	[]figureDef{
 		{key: "isolationRSS", label: "RSS change with unrelated ConfigMaps", unit: "MiB", target: "< 10 MiB",
 			value: func(r *runResult) (float64, bool) {

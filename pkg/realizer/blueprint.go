@@ -30,8 +30,10 @@ import (
 type BlueprintReconciler struct {
 	client client.Client
 	kind   *v1alpha1.BlueprintKind
-	// status writes the rollout records of the blueprint's owners.
+	// status writes the blueprint's status; records the rollout records of its owners, which
+	// this reconciler alone writes.
 	status   statusWriter
+	records  statusWriter
 	recorder record.EventRecorder
 	now      func() metav1.Time
 }
@@ -89,7 +91,6 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	orig := obj.DeepCopyObject().(client.Object)
 	bp := render.BlueprintOf(obj)
 	templates, missing, err := render.TemplatesOf(bp, func(ref render.TemplateRef) (v1alpha1.Template, error) {
 		tpl, err := render.NewTemplate(ref.Kind)
@@ -109,6 +110,15 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			return ctrl.Result{}, err
 		}
 	}
+	if bp.Strategy == nil && bp.Status.Rollout != nil {
+		// The strategy is gone: its records go first, before the status that says so.
+		if err := r.forgetRollout(ctx, bp); errors.Is(err, errStaleOwner) {
+			// Owners of a blueprint without a strategy re-queue nothing: look again shortly.
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		} else if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	prev := bp.Status.DeepCopy()
 	bp.Status.ObservedGeneration = bp.Generation
 	bp.Status.Conditions = mergeConditions(prev.Conditions, append(render.BlueprintConditions(missing, bp.Generation), rolloutConditions(plan, bp.Generation)...), now)
@@ -117,11 +127,14 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		bp.Status.Rollout = &plan.Status
 	}
 	if !equality.Semantic.DeepEqual(prev, bp.Status) {
-		// The optimistic lock keeps a decision made from a stale copy from overwriting a newer
-		// one, recording its events twice or pinning an owner; the newer copy's event re-queues.
-		if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		// Written whole with the resourceVersion it was computed from, as every status is
+		// (statusWriter): a decision made from a stale copy loses to a newer one instead of
+		// overwriting it, recording its events twice or pinning an owner.
+		if err := r.status.update(ctx, obj); err != nil {
 			if apierrors.IsConflict(err) {
-				return ctrl.Result{}, nil
+				// The newer copy's event re-queues the blueprint; look again shortly as well,
+				// as the owner reconciler does.
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			}
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}

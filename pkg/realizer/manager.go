@@ -228,18 +228,26 @@ func SetupClusterWide(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 func setupClusterWide(mgr ctrl.Manager, recorder record.EventRecorder) error {
+	// Every status, and the owners' rollout records, through the one statusWriter.
 	for _, kind := range v1alpha1.TemplateKinds {
-		if err := (&TemplateReconciler{Client: mgr.GetClient(), Kind: kind}).SetupWithManager(mgr); err != nil {
-			return err
-		}
-	}
-	for _, kind := range v1alpha1.OwnerKinds {
-		// Owners' rollout records are written as their reconciler writes their status.
 		status, err := newStatusWriter(mgr, &kind.KindInfo)
 		if err != nil {
 			return err
 		}
-		br := &BlueprintReconciler{client: mgr.GetClient(), kind: kind.Blueprint, status: status, recorder: recorder, now: metav1.Now}
+		if err := (&TemplateReconciler{client: mgr.GetClient(), kind: kind, status: status}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	for _, kind := range v1alpha1.OwnerKinds {
+		status, err := newStatusWriter(mgr, &kind.Blueprint.KindInfo)
+		if err != nil {
+			return err
+		}
+		records, err := newStatusWriter(mgr, &kind.KindInfo)
+		if err != nil {
+			return err
+		}
+		br := &BlueprintReconciler{client: mgr.GetClient(), kind: kind.Blueprint, status: status, records: records, recorder: recorder, now: metav1.Now}
 		if err := br.SetupWithManager(mgr); err != nil {
 			return err
 		}

@@ -51,8 +51,8 @@ func controllerOptions() controller.Options {
 	}
 }
 
-// conflictRetry is when an owner whose status write lost to a newer copy looks again:
-// long enough for the cache to have caught up.
+// conflictRetry is when an object whose status write lost to a newer copy (an owner, a
+// blueprint, a template) is looked at again: long enough for the cache to have caught up.
 const conflictRetry = 200 * time.Millisecond
 
 // OwnerReconciler realizes the owners of one kind (Workloads through ClusterSupplyChains,
@@ -170,12 +170,10 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		return ctrl.Result{}, realizeErr
 	}
 	now := r.now()
+	// The rollout record is the blueprint reconciler's alone (ownerStatus carries it as read):
+	// written whole with the resourceVersion it was read at, a copy older than the blueprint's
+	// last record loses instead of writing the old record back.
 	*st = ownerStatus(r.kind, orig.GetOwnerStatus(), obs, owner.GetGeneration(), now, r.kstatus)
-	if obs.revision != "" {
-		// The owner's rollout record moves with what was just realized, in the same write.
-		st.Rollout = obs.record
-		st.Rollout = rollout.Advance(*obs.strategy, obs.stable, rolloutOwner(r.kind, owner, st), now.Time)
-	}
 	owner.SetBlueprintRef(obs.blueprintRef)
 	if !equality.Semantic.DeepEqual(orig.GetOwnerStatus(), st) || !equality.Semantic.DeepEqual(orig.GetBlueprintRef(), obs.blueprintRef) {
 		// The whole status is written: no diff of two owners to compute, and the
@@ -297,7 +295,7 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 
 	if bp.Strategy != nil {
 		var untrusted *untrustedRevisionError
-		pinned, record, err := r.pinned(ctx, owner, bp)
+		pinned, err := r.pinned(ctx, owner, bp)
 		if errors.As(err, &untrusted) {
 			// Whoever wrote the revision's name into the owner's status does not choose
 			// what is stamped, nor as whom: nothing is, and the owner says why.
@@ -309,11 +307,8 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 		if err != nil {
 			return nil, err
 		}
-		bp, obs.record = pinned, record
-		obs.revision, obs.strategy = bp.Revision, bp.Strategy
-		if bp.Status.Rollout != nil {
-			obs.stable = bp.Status.Rollout.StableRevision
-		}
+		bp = pinned
+		obs.revision = bp.Revision
 	}
 
 	saNamespace, saName := render.ServiceAccount(owner, bp)
@@ -360,14 +355,14 @@ func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, fin
 }
 
 // pinned is the blueprint as the revision the owner is pinned to holds it (DESIGN §9), or
-// as it is now while the blueprint has no revision yet, and the owner's rollout record: under
-// a self-admitting strategy the owner admits itself to the blueprint's target here.
-func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *render.Blueprint) (*render.Blueprint, *v1alpha1.OwnerRolloutStatus, error) {
+// as it is now while the blueprint has no revision yet. The owner's rollout record, which
+// says the revision, is read here and never written: the blueprint reconciler admits owners
+// and moves their records.
+func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *render.Blueprint) (*render.Blueprint, error) {
 	st := owner.GetOwnerStatus()
-	record := rollout.Admit(*bp.Strategy, bp.Status.Rollout, rolloutOwner(r.kind, owner, st), r.now().Time)
-	name := rollout.PinnedRevision(record, st.BlueprintRevision, bp.Status.Rollout)
+	name := rollout.PinnedRevision(st.Rollout, st.BlueprintRevision, bp.Status.Rollout)
 	if name == "" {
-		return bp, record, nil
+		return bp, nil
 	}
 	rev := &v1alpha1.BlueprintRevision{}
 	err := r.client.Get(ctx, client.ObjectKey{Name: name}, rev)
@@ -381,12 +376,11 @@ func (r *OwnerReconciler) pinned(ctx context.Context, owner v1alpha1.Owner, bp *
 			// Deleted by hand: nothing can stamp it any more, the owner follows the
 			// blueprint as it is now until it is admitted to a revision again.
 			logf.FromContext(ctx).Info("pinned revision not found; realizing the blueprint as it is", "revision", name)
-			return bp, record, nil
+			return bp, nil
 		}
-		return nil, nil, err
+		return nil, err
 	}
-	at, err := blueprintAt(r.kind.Blueprint, bp, rev)
-	return at, record, err
+	return blueprintAt(r.kind.Blueprint, bp, rev)
 }
 
 // rolloutOwner is an owner of kind as pkg/rollout sees it, with status st.

@@ -84,49 +84,73 @@ const pinWriters = 16
 
 // carryOut pins the decision's owners through their status and deletes the revisions nothing
 // needs. It runs once the blueprint's status holds the decision, so a decision made from a stale
-// copy of the blueprint, which loses at that write, changes no owner. A ToApply record is never
-// written: an owner not admitted keeps what it has (DESIGN §9, Cost). The records of owners
-// already admitted are written first, admissions after, each group of writes side by side: an
-// admission rests on the transitions before it (an earlier group's owners Succeeded), so none
-// is written once one of those lost to a newer copy of its owner (errStaleOwner); the next
-// decision, from that copy, finishes the job. An admission that loses to a newer copy of its
-// own owner does not stop the others.
+// copy of the blueprint, which loses at that write, changes no owner. This reconciler is the only
+// writer of an owner's record (admissions and transitions alike; the owner reconciler carries it
+// as it read it), so deadlines and soaks are measured from times it recorded itself (DESIGN §9,
+// One clock). A ToApply record is never written: an owner not admitted keeps what it has (DESIGN
+// §9, Cost). The records of owners already admitted are written first, admissions after, each
+// group of writes side by side: an admission rests on the transitions before it (an earlier
+// group's owners Succeeded), so none is written once one of those lost to a newer copy of its
+// owner (errStaleOwner); the next decision, from that copy, finishes the job. An admission that
+// loses to a newer copy of its own owner does not stop the others.
 func (r *BlueprintReconciler) carryOut(ctx context.Context, bp *render.Blueprint, d *rolloutDecision) error {
-	transitions, admissions := writes(d.owners, d.Owners, rollout.SelfAdmitting(*bp.Strategy))
-	if err := r.pinAll(ctx, d, transitions); err != nil {
+	transitions, admissions := writes(d.owners, d.Owners)
+	if err := r.pinAll(ctx, d.owners, d.Owners, transitions); err != nil {
 		return err
 	}
-	if err := r.pinAll(ctx, d, admissions); err != nil && !errors.Is(err, errStaleOwner) {
+	if err := r.pinAll(ctx, d.owners, d.Owners, admissions); err != nil && !errors.Is(err, errStaleOwner) {
 		return err
 	}
 	return r.collectRevisions(ctx, bp, d.owners, d.Status)
 }
 
+// forgetRollout clears the records of a blueprint's owners once its rolloutStrategy is removed
+// (its status still has a rollout): they would otherwise pin the owners again, to revisions they
+// no longer run, if a strategy came back. Like every record, they are cleared by this reconciler
+// only; it runs before the blueprint's status drops its rollout, so a failed write is tried again.
+func (r *BlueprintReconciler) forgetRollout(ctx context.Context, bp *render.Blueprint) error {
+	owners, err := r.owners(ctx, bp)
+	if err != nil {
+		return err
+	}
+	var recorded []int
+	for i, o := range owners {
+		if o.GetOwnerStatus().Rollout != nil {
+			recorded = append(recorded, i)
+		}
+	}
+	return r.pinAll(ctx, owners, make([]v1alpha1.OwnerRolloutStatus, len(owners)), recorded)
+}
+
 // writes are the indexes of the owners whose records a decision writes: transitions of owners
-// already admitted to the record's revision, and admissions (none when owners admit
-// themselves). A ToApply record is never written, nor one that did not change (pin skips it).
-func writes(owners []v1alpha1.Owner, records []v1alpha1.OwnerRolloutStatus, selfAdmitting bool) (transitions, admissions []int) {
+// already admitted to the record's revision, and admissions. A ToApply record is never written,
+// nor one that did not change (pin skips it).
+func writes(owners []v1alpha1.Owner, records []v1alpha1.OwnerRolloutStatus) (transitions, admissions []int) {
 	for i, o := range owners {
 		switch rec := records[i]; {
 		case rec.State == v1alpha1.RolloutToApply:
 		case admitted(o.GetOwnerStatus().Rollout, rec.Revision):
 			transitions = append(transitions, i)
-		case !selfAdmitting: // otherwise the owner admits itself once it sees the target
+		default:
 			admissions = append(admissions, i)
 		}
 	}
 	return transitions, admissions
 }
 
-// pinAll writes the records of the decision's owners at indexes, pinWriters at a time, and
-// returns the first error; errStaleOwner only once every other write was tried.
-func (r *BlueprintReconciler) pinAll(ctx context.Context, d *rolloutDecision, indexes []int) error {
+// pinAll writes the records of owners at indexes (one without a state clears it), pinWriters at a
+// time, and returns the first error; errStaleOwner only once every other write was tried.
+func (r *BlueprintReconciler) pinAll(ctx context.Context, owners []v1alpha1.Owner, records []v1alpha1.OwnerRolloutStatus, indexes []int) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(pinWriters)
 	var stale atomic.Bool
 	for _, i := range indexes {
 		g.Go(func() error {
-			err := r.pin(ctx, d.owners[i], d.Owners[i])
+			var record *v1alpha1.OwnerRolloutStatus
+			if records[i].State != "" {
+				record = &records[i]
+			}
+			err := r.pin(ctx, owners[i], record)
 			if errors.Is(err, errStaleOwner) {
 				stale.Store(true)
 				return nil
@@ -175,16 +199,18 @@ func (r *BlueprintReconciler) owners(ctx context.Context, bp *render.Blueprint) 
 // copy's event re-queues the blueprint, which decides again from it.
 var errStaleOwner = errors.New("an owner changed since the decision was made")
 
-// pin writes an owner's rollout record when it changed. The owner reconciler stamps from the
-// revision the record pins (rollout.PinnedRevision) and keeps the record as it is. A deleted
-// owner is left out; a conflict is errStaleOwner.
-func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, record v1alpha1.OwnerRolloutStatus) error {
-	if equality.Semantic.DeepEqual(owner.GetOwnerStatus().Rollout, &record) {
+// pin writes an owner's rollout record (nil: none) when it changed, and nothing else of its
+// status: the rest is as the cache holds it, and the resourceVersion it carries makes the write
+// lose to a newer copy. The owner reconciler stamps from the revision the record pins
+// (rollout.PinnedRevision) and keeps the record as it is. A deleted owner is left out; a
+// conflict is errStaleOwner.
+func (r *BlueprintReconciler) pin(ctx context.Context, owner v1alpha1.Owner, record *v1alpha1.OwnerRolloutStatus) error {
+	if equality.Semantic.DeepEqual(owner.GetOwnerStatus().Rollout, record) {
 		return nil
 	}
 	changed := owner.DeepCopyObject().(v1alpha1.Owner)
-	changed.GetOwnerStatus().Rollout = &record
-	err := r.status.update(ctx, changed)
+	changed.GetOwnerStatus().Rollout = record
+	err := r.records.update(ctx, changed)
 	if apierrors.IsConflict(err) {
 		return errStaleOwner
 	}

@@ -58,8 +58,8 @@ func TestBlueprintSeen(t *testing.T) {
 }
 
 // TestWrites: a decision writes no ToApply record (an owner not admitted keeps what it has,
-// DESIGN §9 Cost), the transitions of admitted owners, and admissions unless owners admit
-// themselves.
+// DESIGN §9 Cost), the transitions of admitted owners, and admissions, whatever the strategy:
+// the blueprint reconciler is the only writer of records.
 func TestWrites(t *testing.T) {
 	wl := func(rec *v1alpha1.OwnerRolloutStatus) v1alpha1.Owner {
 		return &v1alpha1.Workload{Status: v1alpha1.WorkloadStatus{OwnerStatus: v1alpha1.OwnerStatus{Rollout: rec}}}
@@ -77,14 +77,8 @@ func TestWrites(t *testing.T) {
 		*at("r2", v1alpha1.RolloutToApply), *at("r2", v1alpha1.RolloutToApply),
 		*at("r2", v1alpha1.RolloutSucceeded), *at("r2", v1alpha1.RolloutProgressing),
 	}
-	for _, self := range []bool{false, true} {
-		transitions, admissions := writes(owners, records, self)
-		wantAdmissions := []int{3}
-		if self {
-			wantAdmissions = nil
-		}
-		if fmt.Sprint(transitions) != "[2]" || fmt.Sprint(admissions) != fmt.Sprint(wantAdmissions) {
-			t.Errorf("self-admitting %v: transitions %v, admissions %v; want [2], %v", self, transitions, admissions, wantAdmissions)
-		}
+	transitions, admissions := writes(owners, records)
+	if fmt.Sprint(transitions) != "[2]" || fmt.Sprint(admissions) != "[3]" {
+		t.Errorf("transitions %v, admissions %v; want [2], [3]", transitions, admissions)
 	}
 }

@@ -25,12 +25,8 @@ type observation struct {
 	blueprint    metav1.Condition // SupplyChainReady or DeliveryReady
 	blueprintRef *v1alpha1.BlueprintReference
 	// revision is the blueprint revision the resources were realized at, empty for a
-	// blueprint without a rolloutStrategy; strategy and stable are the blueprint's
-	// rolloutStrategy and stable revision then, and record the owner's rollout record.
+	// blueprint without a rolloutStrategy.
 	revision  string
-	strategy  *v1alpha1.RolloutStrategy
-	stable    string
-	record    *v1alpha1.OwnerRolloutStatus
 	resources []*render.Result
 	// keepResources is set when nothing was realized (no usable blueprint): the
 	// previous resource entries stay, so their objects can still be pruned later.
@@ -44,14 +40,12 @@ type observation struct {
 // observed, the owner's generation and the time. With kstatus the owner also carries
 // kstatus's Stalled or Reconciling, last (health.KStatus).
 func ownerStatus(kind *v1alpha1.OwnerKind, prev *v1alpha1.OwnerStatus, obs *observation, generation int64, now metav1.Time, kstatus bool) v1alpha1.OwnerStatus {
-	st := v1alpha1.OwnerStatus{ObservedGeneration: generation, BlueprintRevision: obs.revision}
-	if obs.revision != "" {
-		// The rollout record is the blueprint reconciler's to write; it is kept as it was.
-		st.Rollout = prev.Rollout
-	}
+	// The rollout record is the blueprint reconciler's alone to write (DESIGN §9, One clock):
+	// the owner's status carries it as it was read, whatever was observed.
+	st := v1alpha1.OwnerStatus{ObservedGeneration: generation, BlueprintRevision: obs.revision, Rollout: prev.Rollout}
 	bp := render.WithGeneration(obs.blueprint, generation)
 	if obs.keepResources {
-		st.BlueprintRevision, st.Rollout = prev.BlueprintRevision, prev.Rollout
+		st.BlueprintRevision = prev.BlueprintRevision
 		// No blueprint to realize: there are no resources to submit or judge, so the
 		// owner has only its blueprint condition, Ready (which copies it) and
 		// Available, as in Cartographer. Resource entries and rule conditions stay as
@@ -161,11 +155,12 @@ func resourcesSubmitted(res []*render.Result) metav1.Condition {
 	return c
 }
 
-// statusWriter is the one way an owner's status is written, by the owner reconciler, the
-// blueprint reconciler (an owner's rollout record) and the panic path alike, and a
-// Runnable's by the Runnable reconciler: the whole status, with the resourceVersion it was
-// computed from, so a status computed from a stale copy loses to a newer one (a conflict)
-// instead of overwriting it.
+// statusWriter is the one way a status is written: an owner's by the owner reconciler, the
+// blueprint reconciler (an owner's rollout record, which only it writes) and the panic path
+// alike, a Runnable's by the Runnable reconciler, a blueprint's and a template's by their
+// reconcilers. It writes the whole status, with the resourceVersion it was computed from, so a
+// status computed from a stale copy loses to a newer one (a conflict, which every caller
+// answers by looking again) instead of overwriting it.
 type statusWriter interface {
 	// update writes obj's status and sets its resourceVersion to the one written.
 	update(ctx context.Context, obj v1alpha1.Object) error
@@ -178,6 +173,9 @@ type restStatusWriter struct {
 	rest     rest.Interface
 	gvk      schema.GroupVersionKind
 	resource string
+	// namespaced: the kind lives in a namespace. A request to a cluster-scoped kind names
+	// none (the REST client refuses an empty namespace together with a name).
+	namespaced bool
 }
 
 func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.KindInfo) (statusWriter, error) {
@@ -190,7 +188,7 @@ func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.KindInfo) (statusWriter, e
 	if err != nil {
 		return nil, err
 	}
-	return &restStatusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.Kind), resource: kind.Resource}, nil
+	return &restStatusWriter{rest: rc, gvk: v1alpha1.GroupVersion.WithKind(kind.Kind), resource: kind.Resource, namespaced: kind.Namespaced}, nil
 }
 
 // metadataOnly asks the API server to answer a write with the object's metadata alone,
@@ -204,7 +202,11 @@ func (w *restStatusWriter) update(ctx context.Context, obj v1alpha1.Object) erro
 	if err != nil {
 		return err
 	}
-	raw, err := w.rest.Put().Namespace(obj.GetNamespace()).Resource(w.resource).Name(obj.GetName()).
+	req := w.rest.Put()
+	if w.namespaced {
+		req = req.Namespace(obj.GetNamespace())
+	}
+	raw, err := req.Resource(w.resource).Name(obj.GetName()).
 		SubResource("status").SetHeader("Accept", metadataOnly).Body(body).Do(ctx).Raw()
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,22 +17,22 @@ import (
 // used: Ready, or Ready=False InvalidHealthRule or InvalidConditionRule naming the
 // bad path or expression.
 type TemplateReconciler struct {
-	Client client.Client
-	Kind   *v1alpha1.TemplateKind
+	client client.Client
+	kind   *v1alpha1.TemplateKind
+	status statusWriter
 }
 
 // SetupWithManager registers the reconciler for its kind.
 func (r *TemplateReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.Singular()).For(r.Kind.New()).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).Named(r.kind.Singular()).For(r.kind.New()).Complete(r)
 }
 
 // Reconcile validates the template's rules and writes its status if it changed.
 func (r *TemplateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := r.Kind.NewTemplate()
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	obj := r.kind.NewTemplate()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	orig := obj.DeepCopyObject().(client.Object)
 	t := render.TemplateOf(obj)
 	ready := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady, ObservedGeneration: obj.GetGeneration()}
 	if problem := render.RuleProblem(t.Spec); problem != nil {
@@ -43,5 +44,12 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if equality.Semantic.DeepEqual(prev, t.Status) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, obj, client.MergeFrom(orig)))
+	// Written whole with the resourceVersion it was computed from (statusWriter): a status
+	// computed from a stale copy loses to the newer one, whose event re-queues the template.
+	if err := r.status.update(ctx, obj); apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	} else if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
 }

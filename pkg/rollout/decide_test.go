@@ -163,7 +163,7 @@ func TestDecide(t *testing.T) {
 			degraded: "True/MaxFailuresBreached", events: []string{"MaxFailuresBreached"}, failed: []string{"ns/a", "ns/b", "ns/c"},
 			degradedMsg: "owners in no group: 3 of 3 owners failed, more than maxFailures 2"},
 	}, {
-		name: "a breach the owners recorded themselves (Advance) is an event the first time the blueprint sees it",
+		name: "a breach the owners' records show but the blueprint's conditions do not is an event the first time the blueprint sees it",
 		in: rollout.Input{Strategy: canaryThenRest(nil), Previous: rolling("r1", "r2"), Owners: []rollout.Owner{
 			owner("ns/a", label("tier", "canary"), failedAtR2("canary"), failing),
 			owner("ns/b", label("tier", "rest"), toApplyR2("rest")),

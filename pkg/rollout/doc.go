@@ -19,16 +19,16 @@
 //     named group.
 //   - An owner whose Ready lags its generation when the rollout reaches it is admitted as
 //     Progressing, not Skip: Skip needs evidence that it is not Ready at the stable revision.
-//   - The soak counts from the record's readyTime, which the first decision (usually the
-//     owner's own, Advance) that sees it Ready at the target and its generation sets.
+//   - The soak counts from the record's readyTime, which the first decision that sees the owner
+//     Ready at the target and its generation sets: a time the blueprint reconciler recorded
+//     itself (DESIGN §9, One clock), like every time in a record.
 //   - The rollout's place is status.rollout.currentGroup: the stages before it are finished, an
 //     owner new there is admitted at once, and one that flaps there holds nothing. While
 //     failures stop the rollout, it stays where it stopped.
 //   - A blueprint without status whose owners have records resumes: its stable revision is the
 //     one most owners not admitted to the target run.
-//   - Under a self-admitting strategy (Admit), an owner admits itself even when its status was
-//     written before its blueprint was reconciled: nothing gates the admission and nothing else
-//     would make it.
+//   - Records are written by the blueprint's reconciler alone, from the plan (admissions and
+//     transitions alike); the owner's reconciler reads its record and carries it unchanged.
 //   - An owner that already runs the target (a revert to a revision it never left) is admitted at
 //     once rather than at its turn: admitting it changes nothing it runs. Pause still holds it.
 //   - A rollout held by failures is not complete even when every owner is final: it has not

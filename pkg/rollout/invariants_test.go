@@ -20,9 +20,9 @@ import (
 
 // TestInvariants checks the invariants of DESIGN §9 after every step of random histories: a
 // blueprint whose target changes, is superseded and reverted, whose status is lost; owners that
-// are edited, flap, are added and deleted, each reconciled as the owner reconciler does (Admit,
-// PinnedRevision, Advance); decisions as the blueprint reconciler makes them (Decide, then
-// writing the records it may write); and time passing. A failing history shrinks to a short
+// are edited, flap, are added and deleted, each reconciled as the owner reconciler does
+// (PinnedRevision; it carries its record as it is); decisions as the blueprint reconciler makes
+// them (Decide, then writing the records it may write: it is their only writer); and time passing. A failing history shrinks to a short
 // one, printed step by step. `make test` runs it with a fixed seed (RAPID_SEED), `make
 // test-fuzz` longer with a random one.
 func TestInvariants(t *testing.T) {
@@ -185,11 +185,9 @@ func (w *world) stable() string {
 	return w.status.StableRevision
 }
 
-// reconcile is the owner reconciler: it admits itself where the strategy lets it, is stamped from
-// the revision it is pinned to, reports Ready at its generation, and moves its record with that
-// status in the same write.
+// reconcile is the owner reconciler: it is stamped from the revision its record pins and reports
+// Ready at its generation. It never changes its record: only the blueprint's decisions do.
 func (w *world) reconcile(t *rapid.T, o *rollout.Owner) {
-	o.Record = rollout.Admit(w.strategy, w.status, *o, w.now)
 	rev := w.runs(o)
 	// No owner runs the target before it is admitted (a revert to the stable revision
 	// excepted: the owners never left it).
@@ -202,7 +200,6 @@ func (w *world) reconcile(t *rapid.T, o *rollout.Owner) {
 		o.Ready = &metav1.Condition{Type: v1alpha1.ConditionReady, Status: status, LastTransitionTime: metav1.NewTime(w.now).Rfc3339Copy()}
 	}
 	o.Ready.ObservedGeneration = o.Generation
-	o.Record = rollout.Advance(w.strategy, w.stable(), *o, w.now)
 	t.Logf("reconcile %s: runs %s, Ready %s, record %s", o.Key, o.Running, o.Ready.Status, recordString(o.Record))
 }
 
@@ -215,7 +212,7 @@ func (w *world) statusTarget() string {
 }
 
 // decide is the blueprint reconciler: one decision, its status written, then the records it
-// writes (never a ToApply one, nor an admission the owners make themselves).
+// writes (never a ToApply one).
 func (w *world) decide(t *rapid.T) {
 	in := w.input()
 	p := rollout.Decide(in)
@@ -223,13 +220,13 @@ func (w *world) decide(t *rapid.T) {
 	w.status, w.degraded = &p.Status, &p.Degraded
 	for i, o := range w.owners {
 		rec := p.Owners[i]
-		if rec.State == v1alpha1.RolloutToApply || equality.Semantic.DeepEqual(o.Record, &rec) ||
-			rollout.SelfAdmitting(w.strategy) && !admits(o.Record, rec.Revision) {
+		if rec.State == v1alpha1.RolloutToApply || equality.Semantic.DeepEqual(o.Record, &rec) {
 			continue
 		}
 		o.Record = &rec
 	}
 	t.Logf("decide at %s: %s (%s); %s", in.Target, p.Progressing.Reason, p.Progressing.Message, recordsString(w.owners))
+	w.checkRecorded(t)
 }
 
 func (w *world) input() rollout.Input {
@@ -241,7 +238,8 @@ func (w *world) input() rollout.Input {
 }
 
 // check runs after every step: admission never moves backwards, and a failure is never
-// forgotten while the owner is Ready=False at its generation and the target.
+// forgotten while the owner is Ready=False at its generation and the target (checkRecorded
+// adds, after each decision, that it was recorded at all).
 func (w *world) check(t *rapid.T) {
 	target := w.statusTarget()
 	for _, o := range w.owners {
@@ -261,9 +259,19 @@ func (w *world) check(t *rapid.T) {
 		if admits(r, target) {
 			w.admitted[o.Key], w.failed[o.Key] = target, isFailure(r)
 		}
+	}
+}
+
+// checkRecorded runs after a decision: every failure it saw is in the owners' records. An owner's
+// own reconcile does not move its record, so between its Ready=False and the next decision the
+// record may still say Progressing or Succeeded; the decision must not leave it so.
+func (w *world) checkRecorded(t *rapid.T) {
+	target := w.statusTarget()
+	for _, o := range w.owners {
+		r := o.Record
 		if r != nil && r.Revision == target && o.Running == target && o.Ready != nil && o.Ready.ObservedGeneration == o.Generation &&
 			o.Ready.Status == metav1.ConditionFalse && (r.State == v1alpha1.RolloutProgressing || r.State == v1alpha1.RolloutSucceeded) {
-			t.Fatalf("%s is Ready=False at its generation and the target %s, and its record forgot it: %s", o.Key, target, recordString(r))
+			t.Fatalf("%s is Ready=False at its generation and the target %s, and the decision did not record it: %s", o.Key, target, recordString(r))
 		}
 	}
 }

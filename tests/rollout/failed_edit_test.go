@@ -32,10 +32,10 @@ func TestFailedOwnerEditedStaysFailed(t *testing.T) {
 		minSuccess = 3 * time.Second
 		degraded   = "mandatory group canary: 1 of 1 owners failed, and none may"
 		// holdWindow is how long the test keeps looking once the controller observed the edit.
-		// Every write of the canary (the edit, then its new status) makes the controller decide
-		// again within milliseconds, and the owner's own reconcile writes its record with its
-		// status; nothing in this rollout waits on a timer (no deadline, no soak in flight). A
-		// wrong transition would therefore be written well within the window.
+		// Every write of the canary (the edit, then its new status) makes the supply chain decide
+		// again a second later (ownerBatch), and it writes every record; nothing in this rollout
+		// waits on a timer (no deadline, no soak in flight). A wrong transition would therefore
+		// be written well within the window.
 		holdWindow = 5 * time.Second
 	)
 	ns := canaryCase(t, name, owners, canary)

@@ -36,14 +36,18 @@ func TestKillDuringSoak(t *testing.T) {
 	h := watchWorkloads(t, ns)
 	change(t, name, minSuccess, "v2", "ok")
 	rev2 := waitTarget(t, name, rev1)
-	// g1 soaks: admitted, running the new revision and Ready there.
+	// g1 soaks: admitted, running the new revision and Ready there, and the supply chain has
+	// recorded the soak's start (readyTime; it writes every record, a decision after the
+	// Workload's own status shows it Ready).
+	readyBefore := map[string]time.Time{}
 	eventually(t, time.Minute, func() (bool, string) {
 		soaking := 0
 		for _, wl := range workloads(t, ns) {
 			r := wl.Status.Rollout
-			if r != nil && r.Group == "g1" && r.Revision == rev2 && r.State == v1alpha1.RolloutProgressing &&
+			if r != nil && r.Group == "g1" && r.Revision == rev2 && r.State == v1alpha1.RolloutProgressing && r.ReadyTime != nil &&
 				wl.Status.BlueprintRevision == rev2 && isReady(&wl) {
 				soaking++
+				readyBefore[wl.Name] = r.ReadyTime.Time
 			}
 		}
 		return soaking == owners/2, fmt.Sprintf("%d of %d g1 workloads soaking at %s", soaking, owners/2, rev2)
@@ -55,8 +59,13 @@ func TestKillDuringSoak(t *testing.T) {
 	lastG1 := assertSoaked(t, g1, minSuccess)
 	for _, wl := range g1 {
 		// Resumed, not restarted: Succeeded at the soak's end, or as soon as the relaunched
-		// controller looked if the soak ended while none ran.
-		end := soakStart(wl).Add(minSuccess)
+		// controller looked if the soak ended while none ran. The soak began no later than the
+		// readyTime recorded before the kill, which a restarted soak would have replaced.
+		start := soakStart(wl)
+		if r := readyBefore[wl.Name]; r.After(start) {
+			start = r
+		}
+		end := start.Add(minSuccess)
 		if leads.After(end) {
 			end = leads
 		}
