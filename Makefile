@@ -99,11 +99,14 @@ test-unit: ## Unit tests (no cluster), fuzz seed corpora included.
 ALLOC_PKGS := $(sort $(dir $(shell grep -l 'ReadMemStats\|AllocsPerRun' $$(git ls-files 'pkg/*_test.go' 'internal/*_test.go' 2>/dev/null || find pkg internal -name '*_test.go'))))
 
 # The gate's unit steps: race covers pkg/ and internal/ (it replaces their plain run), unit the
-# rest and, plainly, ALLOC_PKGS; fuzz-corpus runs the fuzz targets' seeds once, so both skip them.
+# rest and, plainly, ALLOC_PKGS and pkg/rollout; fuzz-corpus runs the fuzz targets' seeds once, so both skip them.
+# pkg/rollout is a pure planner (no goroutines), and its property test runs several times
+# slower under the race detector: race runs RACE_HISTORIES of its histories, unit all of them.
+RACE_HISTORIES ?= 100
 race: $(DEV)
-	@$(STEP) race -- env $(ROLLOUT_ENV) $(GO) test -race $(TEST_FLAGS) -skip '^Fuzz' $(RACE_PKGS)
+	@$(STEP) race -- env $(ROLLOUT_ENV) RAPID_CHECKS=$(RACE_HISTORIES) $(GO) test -race $(TEST_FLAGS) -skip '^Fuzz' $(RACE_PKGS)
 unit: $(DEV)
-	@$(STEP) unit -- $(GO) test $(TEST_FLAGS) -skip '^Fuzz' $(filter-out $(RACE_PKGS),$(UNIT_PKGS)) $(addprefix ./,$(ALLOC_PKGS))
+	@$(STEP) unit -- env $(ROLLOUT_ENV) $(GO) test $(TEST_FLAGS) -skip '^Fuzz' $(filter-out $(RACE_PKGS),$(UNIT_PKGS)) $(addprefix ./,$(sort $(ALLOC_PKGS) pkg/rollout/))
 fuzz-corpus: $(DEV)
 	@$(STEP) fuzz-corpus -- $(GO) test $(TEST_FLAGS) -run '^Fuzz' $(addprefix ./,$(FUZZ_PKGS))
 
