@@ -98,10 +98,11 @@ test-unit: ## Unit tests (no cluster), fuzz seed corpora included.
 # instrumented build allocates more than the one that ships, so they also run without it.
 ALLOC_PKGS := $(sort $(dir $(shell grep -l 'ReadMemStats\|AllocsPerRun' $$(git ls-files 'pkg/*_test.go' 'internal/*_test.go' 2>/dev/null || find pkg internal -name '*_test.go'))))
 
-# The gate's unit steps: race covers pkg/ and internal/ (it replaces their plain run), unit the
-# rest and, plainly, ALLOC_PKGS and pkg/rollout; fuzz-corpus runs the fuzz targets' seeds once, so both skip them.
-# pkg/rollout is a pure planner (no goroutines), and its property test runs several times
-# slower under the race detector: race runs RACE_HISTORIES of its histories, unit all of them.
+# The gate's unit steps. race covers pkg/ and internal/ instead of their plain run; unit runs
+# the rest and, without the race detector, ALLOC_PKGS and pkg/rollout: a pure planner (no
+# goroutines) whose property test is several times slower under the race detector, so race
+# runs RACE_HISTORIES of its histories and unit all of them. fuzz-corpus runs the fuzz
+# targets' seeds once, so the other two skip them.
 RACE_HISTORIES ?= 100
 race: $(DEV)
 	@$(STEP) race -- env $(ROLLOUT_ENV) RAPID_CHECKS=$(RACE_HISTORIES) $(GO) test -race $(TEST_FLAGS) -skip '^Fuzz' $(RACE_PKGS)
@@ -111,7 +112,7 @@ fuzz-corpus: $(DEV)
 	@$(STEP) fuzz-corpus -- $(GO) test $(TEST_FLAGS) -run '^Fuzz' $(addprefix ./,$(FUZZ_PKGS))
 
 test-race: ## go test -race over pkg/ and internal/ (what the gate runs instead of their plain unit tests).
-	$(ROLLOUT_ENV) $(GO) test -race $(TEST_FLAGS) $(RACE_PKGS)
+	$(ROLLOUT_ENV) RAPID_CHECKS=$(RACE_HISTORIES) $(GO) test -race $(TEST_FLAGS) $(RACE_PKGS)
 
 # Each suite starts its own cluster (temporary directory, ports handed out by hack/cluster).
 test-integration: tools ## Go end-to-end suites (integration, corpus, faults, security, rollout, install, ...) on a real local cluster, one package at a time.
