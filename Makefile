@@ -69,8 +69,8 @@ STEP = $(DEV) step -dir $(TEST_LOG)
 E2E := $(sort $(patsubst tests/%/,%,$(dir $(wildcard tests/*/*_test.go))))
 # The longest steps first, so that none starts last and runs alone. One after another, warm
 # (2026-12-07): faults 392 s, install 281 (both platforms), rollout 156, integration 60,
-# security 43, corpus 33, cli 21, web 17.
-GATE := e2e-faults e2e-install e2e-rollout kuttl race e2e-integration e2e-security e2e-corpus \
+# security 43, corpus 33, cli 21, web 17; kuttl 337.
+GATE := e2e-faults kuttl e2e-install e2e-rollout race e2e-integration e2e-security e2e-corpus \
 	unit verify-step e2e-cli e2e-web lint-step fuzz-corpus
 GATE += $(filter-out $(GATE),$(addprefix e2e-,$(E2E)))
 
