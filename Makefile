@@ -74,9 +74,13 @@ GATE := e2e-faults kuttl e2e-install e2e-rollout race e2e-integration e2e-securi
 	unit verify-step e2e-cli e2e-web lint-step fuzz-corpus
 GATE += $(filter-out $(GATE),$(addprefix e2e-,$(E2E)))
 
+# The tools (dev tool builds them side by side) and the controller are built first: were they
+# prerequisites inside the parallel make, make would start the steps that need neither, in
+# whatever order, while they build, and the longest suites would start last.
 test: $(DEV) ## Everything CI runs: verify, lint, unit tests (pkg/ and internal/ under -race), fuzz corpora, the end-to-end suites and kuttl, side by side (TEST_JOBS); ends with seconds per step.
 	@rm -rf $(TEST_LOG); mkdir -p $(TEST_LOG)
-	@rc=0; $(MAKE) --no-print-directory -k -j$(TEST_JOBS) $(GATE) || rc=$$?; \
+	$(MAKE) --no-print-directory tools build >/dev/null
+	@rc=0; $(MAKE) --no-print-directory -k -j$(TEST_JOBS) E2E_DEPS= KUTTL_DEPS= $(GATE) || rc=$$?; \
 	$(DEV) times -dir $(TEST_LOG); exit $$rc
 
 test-fast: verify test-unit ## The edit loop: verify and the unit tests (no cluster, no race detector, no lint).
@@ -123,13 +127,16 @@ test-integration: tools ## Go end-to-end suites (integration, corpus, faults, se
 # tests/install's TestImage builds the image for these platforms only (empty: all of make
 # image's, linux/amd64 and arm64); cross-compiling for arm64 costs minutes on a cold Go cache.
 IMAGE_TEST_PLATFORMS ?= linux/amd64
-$(addprefix e2e-,$(E2E)): e2e-%: tools
+# What a suite step needs built; make test builds it before the steps start.
+E2E_DEPS ?= tools
+KUTTL_DEPS ?= build tools
+$(addprefix e2e-,$(E2E)): e2e-%: $(E2E_DEPS)
 	@$(STEP) e2e-$* -- env SURVEYOR_IMAGE_PLATFORMS=$(IMAGE_TEST_PLATFORMS) $(GO) test $(TEST_FLAGS) -count=1 -timeout 45m ./tests/$*
 
 test-kuttl: build tools ## kuttl suites against the local cluster with the controller running.
 	$(DEV) kuttl -controller bin/surveyor -- --config tests/kuttl/kuttl-test.yaml $(KUTTL_ARGS)
 
-kuttl: build tools
+kuttl: $(KUTTL_DEPS)
 	@$(STEP) kuttl -- $(DEV) kuttl -controller bin/surveyor -- --config tests/kuttl/kuttl-test.yaml $(KUTTL_ARGS)
 
 # In the gate, verify and lint are steps like the others.
