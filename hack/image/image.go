@@ -154,21 +154,42 @@ func stable(dir string) (v1.ImageIndex, error) {
 		return nil, err
 	}
 	if len(m.Manifests) != 1 {
-		return nil, fmt.Errorf("ko wrote %d manifests, want one index", len(m.Manifests))
+		return nil, fmt.Errorf("ko wrote %d manifests, want one", len(m.Manifests))
 	}
-	built, err := top.ImageIndex(m.Manifests[0].Digest)
-	if err != nil {
-		return nil, err
-	}
-	if m, err = built.IndexManifest(); err != nil {
-		return nil, err
-	}
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	for _, d := range m.Manifests {
-		img, err := built.Image(d.Digest)
+	// For one platform ko writes that platform's image, for several an index of them; the
+	// result is an index either way.
+	var images []v1.Image
+	var platforms []*v1.Platform
+	if m.Manifests[0].MediaType.IsImage() {
+		img, err := top.Image(m.Manifests[0].Digest)
 		if err != nil {
 			return nil, err
 		}
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		images = append(images, img)
+		platforms = append(platforms, &v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant})
+	} else {
+		built, err := top.ImageIndex(m.Manifests[0].Digest)
+		if err != nil {
+			return nil, err
+		}
+		if m, err = built.IndexManifest(); err != nil {
+			return nil, err
+		}
+		for _, d := range m.Manifests {
+			img, err := built.Image(d.Digest)
+			if err != nil {
+				return nil, err
+			}
+			images = append(images, img)
+			platforms = append(platforms, d.Platform)
+		}
+	}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for i, img := range images {
 		// The same layers and config, in a manifest without annotations.
 		layers, err := img.Layers()
 		if err != nil {
@@ -185,7 +206,7 @@ func stable(dir string) (v1.ImageIndex, error) {
 		if plain, err = mutate.ConfigFile(plain, cfg); err != nil {
 			return nil, err
 		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: plain, Descriptor: v1.Descriptor{Platform: d.Platform}})
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: plain, Descriptor: v1.Descriptor{Platform: platforms[i]}})
 	}
 	return idx, nil
 }
