@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -334,13 +335,40 @@ func randomToken() (string, error) {
 // handedOut are the ports freePorts returned in this process. A port is free only
 // until its user binds it, and the kernel may offer a just-released port again: two
 // calls in a row (a controller's metrics and health-probe ports) could get the same one.
+// locks are the files that claim them from other processes (see claim).
 var handedOut = struct {
 	sync.Mutex
 	ports map[int]bool
+	locks []*os.File
 }{ports: map[int]bool{}}
 
-// freePorts reserves n distinct loopback ports, never one it returned before, by
-// listening on :0 at once, then releases them for the components to bind.
+// claim takes a port for this process against the others that use freePorts: make test
+// runs the suites side by side, and one suite's kube-apiserver may bind its port seconds
+// after freePorts released it, while another process is handed out ports. The claim is an
+// exclusive lock on a file named after the port, held until the process exits (its
+// components' ports stay in use as long), so the kernel drops it however the process ends.
+// Where the lock cannot be had at all (no shared temporary directory), the port is taken
+// unclaimed, as before. The caller holds handedOut.
+func claim(port int) bool {
+	dir := filepath.Join(os.TempDir(), "surveyor-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return true
+	}
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return !errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	handedOut.locks = append(handedOut.locks, f)
+	return true
+}
+
+// freePorts reserves n distinct loopback ports, never one it returned before nor one
+// another process claimed, by listening on :0 at once, then releases them for the
+// components to bind.
 func freePorts(n int) ([]int, error) {
 	handedOut.Lock()
 	defer handedOut.Unlock()
@@ -361,7 +389,7 @@ func freePorts(n int) ([]int, error) {
 		}
 		ls = append(ls, l) // held until the end, so the kernel offers another
 		port := l.Addr().(*net.TCPAddr).Port
-		if !handedOut.ports[port] {
+		if !handedOut.ports[port] && claim(port) {
 			handedOut.ports[port] = true
 			ports = append(ports, port)
 		}

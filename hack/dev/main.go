@@ -1,6 +1,7 @@
 // Command dev drives Surveyor's development loop on the local cluster of hack/cluster.
 //
-//	dev tool [NAME...]               print each tool binary's path (default: all), building it once per machine
+//	dev tool [NAME...]               print each tool binary's path (default: all), building it once per machine;
+//	                                 independent tools build side by side (-j, default 3)
 //	dev up                           start the cluster with the CRDs installed; wait for Ctrl-C
 //	dev run   -controller BIN        cluster, CRDs, RBAC, the controller, samples/; watch the owners
 //	dev kuttl -controller BIN [ARGS] the same without samples, then kubectl-kuttl test ARGS
@@ -9,6 +10,9 @@
 //	                                 when set, else an OCI layout in DIR (dist/image); prints its digest
 //	dev release [-o FILE]            the image, then config/default rendered with it pinned by digest
 //	                                 (hack/release) into FILE (dist/surveyor.yaml)
+//	dev step -dir DIR NAME -- CMD... run CMD as one step of make test: output in DIR/NAME.log,
+//	                                 its time in DIR/NAME.time; prints the log when it fails
+//	dev times -dir DIR               the table of seconds per step that make test ends with
 //
 // It is run from the repository root (the Makefile does so).
 package main
@@ -49,13 +53,14 @@ func main() {
 
 func run() error {
 	if len(os.Args) < 2 {
-		return errors.New("usage: dev tool|up|run|kuttl|image|release [ARG...]")
+		return errors.New("usage: dev tool|up|run|kuttl|image|release|step|times ...")
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	controller := fs.String("controller", "bin/surveyor", "path of the built controller binary")
 	dir := fs.String("dir", "", "working directory for the cluster (default: a temporary one)")
 	layout := fs.String("layout", "dist/image", "image, release: the OCI layout written when KO_DOCKER_REPO is not set")
 	output := fs.String("o", "dist/surveyor.yaml", "release: the manifest to write")
+	jobs := fs.Int("j", 3, "tool: how many tools build at once")
 	_ = fs.Parse(os.Args[2:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -67,14 +72,22 @@ func run() error {
 		if len(names) == 0 {
 			names = tools.Names()
 		}
-		for _, name := range names {
-			path, err := tools.Path(name, os.Stderr)
-			if err != nil {
-				return err
-			}
+		paths, err := tools.Paths(names, *jobs, os.Stderr)
+		for _, path := range paths {
 			fmt.Println(path)
 		}
-		return nil
+		return err
+	case "step":
+		if fs.NArg() < 1 {
+			return errors.New("usage: dev step -dir DIR NAME -- CMD [ARGS...]")
+		}
+		argv := fs.Args()[1:]
+		if len(argv) > 0 && argv[0] == "--" {
+			argv = argv[1:]
+		}
+		return runStep(*dir, fs.Arg(0), argv)
+	case "times":
+		return summarize(*dir)
 	case "up":
 		c, err := start(ctx, *dir, "")
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ import (
 	"github.com/surveyor-dev/surveyor/hack/tools"
 )
 
-// Platforms are the image's platforms.
+// Platforms are the image's platforms: what make image and make release build.
 var Platforms = []string{"linux/amd64", "linux/arm64"}
 
 // User is the user the image runs as: distroless's nonroot.
@@ -57,11 +58,23 @@ type Options struct {
 	Dir string
 	// Log receives ko's progress.
 	Log io.Writer
+	// Platforms, when set, builds only these of Platforms (make test's TestImage builds
+	// the machine's own, as cross-compiling for arm64 costs minutes on a cold Go cache).
+	Platforms []string
 }
 
 // Build builds the image from the repository root and returns its reference by digest:
 // Repo@sha256:..., or with a Layout, the digest alone.
 func Build(ctx context.Context, opts Options) (string, error) {
+	platforms := Platforms
+	if len(opts.Platforms) > 0 {
+		for _, p := range opts.Platforms {
+			if !slices.Contains(Platforms, p) {
+				return "", fmt.Errorf("platform %s is not one of the image's %v", p, Platforms)
+			}
+		}
+		platforms = opts.Platforms
+	}
 	ko, err := tools.Path("ko", opts.Log)
 	if err != nil {
 		return "", err
@@ -70,7 +83,7 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	defer reg.Close()
 	host := strings.TrimPrefix(reg.URL, "http://")
 	base := host + "/surveyor/base"
-	if err := pushBase(ctx, base); err != nil {
+	if err := pushBase(ctx, base, platforms); err != nil {
 		return "", fmt.Errorf("making the base image: %w", err)
 	}
 	tmp, err := os.MkdirTemp("", "surveyor-image")
@@ -87,7 +100,7 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	// then taken out, so that the digest depends on the source alone.
 	built := filepath.Join(tmp, "layout")
 	cmd := exec.CommandContext(ctx, ko, "build", "./cmd/surveyor", "--bare", "--sbom=none",
-		"--platform="+strings.Join(Platforms, ","), "--push=false", "--oci-layout-path="+built)
+		"--platform="+strings.Join(platforms, ","), "--push=false", "--oci-layout-path="+built)
 	cmd.Dir = opts.Dir
 	cmd.Env = append(os.Environ(), "KO_DOCKER_REPO="+host+"/surveyor", "KO_CONFIG_PATH="+tmp, "SOURCE_DATE_EPOCH=0", "KO_DATA_DATE_EPOCH=0")
 	cmd.Stdout, cmd.Stderr = opts.Log, opts.Log
@@ -141,21 +154,42 @@ func stable(dir string) (v1.ImageIndex, error) {
 		return nil, err
 	}
 	if len(m.Manifests) != 1 {
-		return nil, fmt.Errorf("ko wrote %d manifests, want one index", len(m.Manifests))
+		return nil, fmt.Errorf("ko wrote %d manifests, want one", len(m.Manifests))
 	}
-	built, err := top.ImageIndex(m.Manifests[0].Digest)
-	if err != nil {
-		return nil, err
-	}
-	if m, err = built.IndexManifest(); err != nil {
-		return nil, err
-	}
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	for _, d := range m.Manifests {
-		img, err := built.Image(d.Digest)
+	// For one platform ko writes that platform's image, for several an index of them; the
+	// result is an index either way.
+	var images []v1.Image
+	var platforms []*v1.Platform
+	if m.Manifests[0].MediaType.IsImage() {
+		img, err := top.Image(m.Manifests[0].Digest)
 		if err != nil {
 			return nil, err
 		}
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		images = append(images, img)
+		platforms = append(platforms, &v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant})
+	} else {
+		built, err := top.ImageIndex(m.Manifests[0].Digest)
+		if err != nil {
+			return nil, err
+		}
+		if m, err = built.IndexManifest(); err != nil {
+			return nil, err
+		}
+		for _, d := range m.Manifests {
+			img, err := built.Image(d.Digest)
+			if err != nil {
+				return nil, err
+			}
+			images = append(images, img)
+			platforms = append(platforms, d.Platform)
+		}
+	}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for i, img := range images {
 		// The same layers and config, in a manifest without annotations.
 		layers, err := img.Layers()
 		if err != nil {
@@ -172,19 +206,19 @@ func stable(dir string) (v1.ImageIndex, error) {
 		if plain, err = mutate.ConfigFile(plain, cfg); err != nil {
 			return nil, err
 		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: plain, Descriptor: v1.Descriptor{Platform: d.Platform}})
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: plain, Descriptor: v1.Descriptor{Platform: platforms[i]}})
 	}
 	return idx, nil
 }
 
 // pushBase pushes the base image, an index of one image per platform, to ref.
-func pushBase(ctx context.Context, ref string) error {
+func pushBase(ctx context.Context, ref string, platforms []string) error {
 	layer, err := baseLayer()
 	if err != nil {
 		return err
 	}
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	for _, p := range Platforms {
+	for _, p := range platforms {
 		platform, err := v1.ParsePlatform(p)
 		if err != nil {
 			return err

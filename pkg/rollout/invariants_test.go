@@ -24,7 +24,7 @@ import (
 // (PinnedRevision; it carries its record as it is); decisions as the blueprint reconciler makes
 // them (Decide, then writing the records it may write: it is their only writer); and time passing. A failing history shrinks to a short
 // one, printed step by step. `make test` runs it with a fixed seed (RAPID_SEED), `make
-// test-fuzz` longer with a random one.
+// fuzz` (outside the gate) longer with a random one.
 func TestInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := newWorld(t)
