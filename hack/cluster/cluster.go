@@ -359,7 +359,7 @@ func claim(port int) bool {
 		return true
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		_ = f.Close() // a lock file: nothing was written to it
 		return !errors.Is(err, syscall.EWOULDBLOCK)
 	}
 	handedOut.locks = append(handedOut.locks, f)

@@ -22,7 +22,7 @@ func TestFreePortsClaimsAgainstOtherProcesses(t *testing.T) {
 			t.Fatalf("port %d: %v", port, err)
 		}
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		f.Close()
+		_ = f.Close()
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			t.Errorf("port %d: another claim got %v, want EWOULDBLOCK", port, err)
 		}

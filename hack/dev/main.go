@@ -53,7 +53,7 @@ func main() {
 
 func run() error {
 	if len(os.Args) < 2 {
-		return errors.New("usage: dev tool|up|run|kuttl|image|release|step|times ...")
+		return errors.New("usage: dev tool|up|run|kuttl|image|release|step|times [ARG...]")
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	controller := fs.String("controller", "bin/surveyor", "path of the built controller binary")

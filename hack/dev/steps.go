@@ -30,7 +30,7 @@ func runStep(dir, name string, argv []string) error {
 	if err != nil {
 		return err
 	}
-	defer log.Close()
+	defer func() { _ = log.Close() }() // the step's log: a failed close costs at most its tail
 	fmt.Printf("%s  start %s (log: %s)\n", time.Now().UTC().Format("15:04:05"), name, logPath)
 	start := time.Now()
 	cmd := exec.Command(argv[0], argv[1:]...)

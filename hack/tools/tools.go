@@ -342,11 +342,11 @@ func lock(path string) (func(), error) {
 		}
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close() // a lock file: nothing was written to it
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		_ = f.Close()
 	}, nil
 }

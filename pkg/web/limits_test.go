@@ -72,7 +72,7 @@ func TestStreamWriteDeadlineDropsAClientThatDoesNotRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", ownerEvents)
 	waitFor(t, patience, "the stream to open", func() bool { return srv.OpenStreams("127.0.0.1") == 1 })
