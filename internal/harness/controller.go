@@ -2,11 +2,13 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,7 +145,21 @@ func (c *Controller) Metrics(ctx context.Context, families ...string) (Metrics, 
 	if c.MetricsURL == "" {
 		return nil, fmt.Errorf("%s serves no metrics (harness.Process.Metrics)", c.Name)
 	}
-	return ScrapeMetrics(ctx, c.metrics, c.MetricsURL, families...)
+	// The metrics server may still be making its certificate while the controller already
+	// reconciles: a refused connection is waited out, for a minute, anything else returned.
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		m, err := ScrapeMetrics(ctx, c.metrics, c.MetricsURL, families...)
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return m, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s's metrics server: %w", c.Name, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Ready reports whether the controller answers /readyz with 200.
