@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,7 +40,7 @@ func deniedDeletes(t *testing.T, objects []string, denied ...string) client.Clie
 	}
 	b := fake.NewClientBuilder().WithScheme(scheme)
 	for _, name := range objects {
-		b = b.WithObjects(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name}})
+		b = b.WithObjects(ownedConfigMap(name, prunedOwner))
 	}
 	return b.WithInterceptorFuncs(interceptor.Funcs{
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
@@ -51,6 +52,18 @@ func deniedDeletes(t *testing.T, objects []string, denied ...string) client.Clie
 			return c.Delete(ctx, obj, opts...)
 		},
 	}).Build()
+}
+
+// prunedOwner is the owner the prune tests realize: it stamped the ConfigMaps of deniedDeletes.
+var prunedOwner = workloadNamed("wl", "uid")
+
+// ownedConfigMap is a ConfigMap in apps that owner controls, or no one when owner is nil.
+func ownedConfigMap(name string, owner *v1alpha1.Workload) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name}}
+	if owner != nil {
+		cm.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1alpha1.GroupVersion.WithKind("Workload"))}
+	}
+	return cm
 }
 
 // TestPrune: what prune deletes, and what it lists as pending because it could not, or
@@ -134,8 +147,8 @@ func TestPrune(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cl := deniedDeletes(t, tt.objects, tt.denied...)
 			rz := &realization{
-				r: &OwnerReconciler{now: func() metav1.Time { return now }}, ctx: context.Background(),
-				owner:  workloadNamed("wl", "uid"),
+				r: &OwnerReconciler{now: func() metav1.Time { return now }, live: cl}, ctx: context.Background(),
+				owner:  prunedOwner,
 				writer: writer{watch: &watch.Watcher{}, client: cl},
 				prev:   tt.prev, pending: tt.pending,
 			}
@@ -227,5 +240,110 @@ func TestDeleteFailureQuotesNoSecret(t *testing.T) {
 	}
 	if got := deleteFailure(*configMapRef("app"), err); !strings.Contains(got, "hunter2") {
 		t.Errorf("a ConfigMap's failure does not quote the API server: %q", got)
+	}
+}
+
+// TestPruneDeletesOnlyWhatTheOwnerControls: status is not proof of what the owner stamped.
+// Anyone who can write an owner's status can list any object there: prune deletes only an
+// object of the owner's namespace that the owner controls (and that one at whatever version
+// its kind is served), and drops the rest without a delete.
+func TestPruneDeletesOnlyWhatTheOwnerControls(t *testing.T) {
+	now := metav1.NewTime(time.Unix(2000, 0))
+	other := workloadNamed("other", "other-uid")
+	pending := func(ref v1alpha1.StampedRef) []v1alpha1.PendingDeletion {
+		return []v1alpha1.PendingDeletion{{Resource: "forged", StampedRef: ref, Since: now}}
+	}
+	tests := []struct {
+		name    string
+		prev    []v1alpha1.ResourceStatus
+		pending []v1alpha1.PendingDeletion
+		left    []string // ConfigMaps and Namespaces left, kind/name
+		removed int      // StampedObjectRemoved events
+	}{{
+		name:    "a forged pending deletion of a ConfigMap no one controls",
+		pending: pending(*configMapRef("team-b")),
+		left:    []string{"ConfigMap/other-team", "ConfigMap/ours", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
+	}, {
+		name:    "a forged pending deletion of another owner's ConfigMap",
+		pending: pending(*configMapRef("other-team")),
+		left:    []string{"ConfigMap/other-team", "ConfigMap/ours", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
+	}, {
+		name:    "a forged resource's stampedRef to a ConfigMap no one controls",
+		prev:    []v1alpha1.ResourceStatus{{Name: "forged", StampedRef: configMapRef("team-b")}},
+		left:    []string{"ConfigMap/other-team", "ConfigMap/ours", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
+	}, {
+		name:    "a forged pending deletion of a cluster-scoped object",
+		pending: pending(v1alpha1.StampedRef{APIVersion: "v1", Kind: "Namespace", Name: "team-b"}),
+		left:    []string{"ConfigMap/other-team", "ConfigMap/ours", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
+	}, {
+		name:    "a forged pending deletion of the owner's own namespace",
+		pending: pending(v1alpha1.StampedRef{APIVersion: "v1", Kind: "Namespace", Namespace: "apps", Name: "apps"}),
+		left:    []string{"ConfigMap/other-team", "ConfigMap/ours", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
+	}, {
+		name:    "the owner's own object is deleted",
+		pending: pending(*configMapRef("ours")),
+		left:    []string{"ConfigMap/other-team", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
+		removed: 1,
+	}, {
+		name:    "the owner's own object, listed at a version its kind is not served at, is deleted at the one it is",
+		pending: pending(v1alpha1.StampedRef{APIVersion: "v2", Kind: "ConfigMap", Namespace: "apps", Name: "ours"}),
+		left:    []string{"ConfigMap/other-team", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
+		removed: 1,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			if err := corev1.AddToScheme(scheme); err != nil {
+				t.Fatal(err)
+			}
+			// As the API server maps them: a Namespace is cluster-scoped.
+			mapper := meta.NewDefaultRESTMapper(nil)
+			mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
+			mapper.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot)
+			cl := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(
+				ownedConfigMap("ours", prunedOwner), ownedConfigMap("other-team", other), ownedConfigMap("team-b", nil),
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}},
+			).Build()
+			rz := &realization{
+				r: &OwnerReconciler{now: func() metav1.Time { return now }, live: cl}, ctx: context.Background(),
+				owner: prunedOwner, writer: writer{watch: &watch.Watcher{}, client: cl},
+				prev: tt.prev, pending: tt.pending,
+			}
+			got, err := rz.prune(nil, true)
+			if len(got) != 0 || err != nil {
+				t.Errorf("pending %v, error %v; want none", got, err)
+			}
+			var left []string
+			var cms corev1.ConfigMapList
+			var nss corev1.NamespaceList
+			if err := cl.List(context.Background(), &cms); err != nil {
+				t.Fatal(err)
+			}
+			if err := cl.List(context.Background(), &nss); err != nil {
+				t.Fatal(err)
+			}
+			for _, cm := range cms.Items {
+				left = append(left, "ConfigMap/"+cm.Name)
+			}
+			for _, ns := range nss.Items {
+				left = append(left, "Namespace/"+ns.Name)
+			}
+			if diff := cmp.Diff(tt.left, left); diff != "" {
+				t.Errorf("objects left (-want +got):\n%s", diff)
+			}
+			rec := record.NewFakeRecorder(10)
+			rz.events.Record(rec, rz.owner)
+			close(rec.Events)
+			removed := 0
+			for e := range rec.Events {
+				if strings.HasPrefix(e, "Normal "+v1alpha1.EventStampedObjectRemoved+" ") {
+					removed++
+				}
+			}
+			if removed != tt.removed {
+				t.Errorf("%d removal events, want %d", removed, tt.removed)
+			}
+		})
 	}
 }
