@@ -268,9 +268,9 @@ func TestPruneDeletesOnlyWhatTheOwnerControls(t *testing.T) {
 		pending: pending(*configMapRef("other-team")),
 		left:    []string{"ConfigMap/other-team", "ConfigMap/ours", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
 	}, {
-		name:    "a forged resource's stampedRef to a ConfigMap no one controls",
-		prev:    []v1alpha1.ResourceStatus{{Name: "forged", StampedRef: configMapRef("team-b")}},
-		left:    []string{"ConfigMap/other-team", "ConfigMap/ours", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
+		name: "a forged resource's stampedRef to a ConfigMap no one controls",
+		prev: []v1alpha1.ResourceStatus{{Name: "forged", StampedRef: configMapRef("team-b")}},
+		left: []string{"ConfigMap/other-team", "ConfigMap/ours", "ConfigMap/team-b", "Namespace/apps", "Namespace/team-b"},
 	}, {
 		name:    "a forged pending deletion of a cluster-scoped object",
 		pending: pending(v1alpha1.StampedRef{APIVersion: "v1", Kind: "Namespace", Name: "team-b"}),
