@@ -38,7 +38,7 @@ func deniedDeletes(t *testing.T, objects []string, denied ...string) client.Clie
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	b := fake.NewClientBuilder().WithScheme(scheme)
+	b := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(coreMapper())
 	for _, name := range objects {
 		b = b.WithObjects(ownedConfigMap(name, prunedOwner))
 	}
@@ -52,6 +52,15 @@ func deniedDeletes(t *testing.T, objects []string, denied ...string) client.Clie
 			return c.Delete(ctx, obj, opts...)
 		},
 	}).Build()
+}
+
+// coreMapper maps ConfigMaps and Namespaces as the API server does: a Namespace is
+// cluster-scoped.
+func coreMapper() meta.RESTMapper {
+	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{corev1.SchemeGroupVersion})
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot)
+	return mapper
 }
 
 // prunedOwner is the owner the prune tests realize: it stamped the ConfigMaps of deniedDeletes.
@@ -296,11 +305,7 @@ func TestPruneDeletesOnlyWhatTheOwnerControls(t *testing.T) {
 			if err := corev1.AddToScheme(scheme); err != nil {
 				t.Fatal(err)
 			}
-			// As the API server maps them: a Namespace is cluster-scoped.
-			mapper := meta.NewDefaultRESTMapper(nil)
-			mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
-			mapper.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot)
-			cl := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(
+			cl := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(coreMapper()).WithObjects(
 				ownedConfigMap("ours", prunedOwner), ownedConfigMap("other-team", other), ownedConfigMap("team-b", nil),
 				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
 				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}},
