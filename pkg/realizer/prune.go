@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
@@ -80,11 +80,13 @@ func (rz *realization) prune(results []*render.Result, clean bool) ([]v1alpha1.P
 		}
 		ref := p.StampedRef
 		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(gvk)
-		obj.SetNamespace(rz.owner.GetNamespace())
-		obj.SetName(ref.Name)
-		err := rz.delete(rz.ctx, gvk, obj)
+		err := rz.deleteControlled(rz.ctx, rz.r.live, gvk, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name}, rz.owner)
+		if errors.Is(err, errNotControlled) {
+			// Not the owner's: its status named it, but the owner did not stamp it (or no
+			// longer controls it). Nothing is deleted, and nothing is left to remember.
+			logf.FromContext(rz.ctx).Info("not pruning an object the owner does not control", "resource", p.Resource, "kind", ref.Kind, "name", ref.Name)
+			continue
+		}
 		if gone(err) {
 			if err == nil {
 				rz.events.Add(v1alpha1.EventStampedObjectRemoved, "Removed %s/%s of resource [%s]", ref.Kind, ref.Name, p.Resource)
