@@ -352,3 +352,74 @@ func TestPruneDeletesOnlyWhatTheOwnerControls(t *testing.T) {
 		})
 	}
 }
+
+// TestPruneImmutableResourceGone: status names an immutable resource's newest object only;
+// its older ones (kept by its retention policy) are the resource's too. When the resource
+// leaves the blueprint, or stamps another kind, no retention runs for them any more: prune
+// deletes every object of the resource's old kind that the owner controls, not the newest
+// alone. While the resource still stamps its kind, they stay its retention policy's, a
+// stamp that failed included.
+func TestPruneImmutableResourceGone(t *testing.T) {
+	now := metav1.NewTime(time.Unix(2000, 0))
+	immutable := render.Template{Spec: &v1alpha1.TemplateSpec{Lifecycle: v1alpha1.LifecycleImmutable}}
+	run := func(name, resource string, owner *v1alpha1.Workload) *corev1.ConfigMap {
+		cm := ownedConfigMap(name, owner)
+		cm.Labels = map[string]string{v1alpha1.LabelWorkloadName: owner.Name, v1alpha1.LabelWorkloadNamespace: owner.Namespace, v1alpha1.LabelResourceName: resource}
+		return cm
+	}
+	secretRef := &v1alpha1.StampedRef{APIVersion: "v1", Kind: "Secret", Namespace: "apps", Name: "run-3"}
+	tests := []struct {
+		name string
+		now  []*render.Result
+		left []string
+	}{{
+		name: "the resource left the blueprint: all its objects are deleted",
+		left: []string{"other-run-1", "test-1"},
+	}, {
+		name: "the resource stamps another kind now: all its objects of the old kind are deleted",
+		now:  []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "run", StampedRef: secretRef}, Object: &unstructured.Unstructured{}, Template: immutable}},
+		left: []string{"other-run-1", "test-1"},
+	}, {
+		name: "the resource still stamps its kind: its older objects are its retention policy's",
+		now:  []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "run", StampedRef: configMapRef("run-2")}, Object: &unstructured.Unstructured{}, Template: immutable}},
+		left: []string{"other-run-1", "run-1", "run-2", "test-1"},
+	}, {
+		name: "the resource's stamp failed: nothing of it is deleted",
+		now:  []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "run", StampedRef: configMapRef("run-2")}}},
+		left: []string{"other-run-1", "run-1", "run-2", "test-1"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			if err := corev1.AddToScheme(scheme); err != nil {
+				t.Fatal(err)
+			}
+			other := workloadNamed("other", "other-uid")
+			cl := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(coreMapper()).WithObjects(
+				run("run-1", "run", prunedOwner), run("run-2", "run", prunedOwner),
+				run("test-1", "test", prunedOwner), // another resource's
+				run("other-run-1", "run", other),   // another owner's
+			).Build()
+			rz := &realization{
+				r: &OwnerReconciler{kind: v1alpha1.Workloads, now: func() metav1.Time { return now }, live: cl}, ctx: context.Background(),
+				owner: prunedOwner, writer: writer{watch: &watch.Watcher{}, client: cl},
+				prev: []v1alpha1.ResourceStatus{{Name: "run", StampedRef: configMapRef("run-2")}, {Name: "test", StampedRef: configMapRef("test-1")}},
+			}
+			got, err := rz.prune(append(tt.now, &render.Result{Status: v1alpha1.ResourceStatus{Name: "test", StampedRef: configMapRef("test-1")}}), true)
+			if len(got) != 0 || err != nil {
+				t.Errorf("pending %v, error %v; want none", got, err)
+			}
+			var cms corev1.ConfigMapList
+			if err := cl.List(context.Background(), &cms); err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			for _, cm := range cms.Items {
+				left = append(left, cm.Name)
+			}
+			if diff := cmp.Diff(tt.left, left); diff != "" {
+				t.Errorf("ConfigMaps left (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
