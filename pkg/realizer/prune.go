@@ -1,13 +1,18 @@
 package realizer
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/surveyor-dev/surveyor/internal/apierr"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/render"
@@ -68,9 +73,17 @@ func (rz *realization) prune(results []*render.Result, clean bool) ([]v1alpha1.P
 		}
 	}
 
+	// stampsKind says whether the resource stamps an object of ref's kind now.
+	stampsKind := func(resource string, ref v1alpha1.StampedRef) bool {
+		return slices.ContainsFunc(results, func(res *render.Result) bool {
+			return res.Status.Name == resource && res.Status.StampedRef != nil && sameKind(*res.Status.StampedRef, ref)
+		})
+	}
+	listed := map[string]bool{} // resource and kind whose objects were listed
 	var pending []v1alpha1.PendingDeletion
 	var errs []error
-	for _, p := range candidates {
+	for i := 0; i < len(candidates); i++ { // candidates grows with the objects listed
+		p := candidates[i]
 		if !clean {
 			if p.Message == "" {
 				p.Message = waitingForSubmission
@@ -79,6 +92,24 @@ func (rz *realization) prune(results []*render.Result, clean bool) ([]v1alpha1.P
 			continue
 		}
 		ref := p.StampedRef
+		if key := p.Resource + "/" + schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind().String(); !listed[key] && !stampsKind(p.Resource, ref) {
+			// Status names a resource's newest object alone: an immutable resource's older
+			// ones, kept by its retention policy, are its too, and no retention runs for
+			// them once it stamps this kind no more. So the resource's every object of the
+			// kind is found by its labels, and goes.
+			objects, err := rz.resourceObjects(p.Resource, ref)
+			if err != nil {
+				// Kept, so the objects are listed again on the next pass.
+				p.Message = health.TruncateMessage(fmt.Sprintf("unable to list the %s objects of resource [%s]: %s", ref.Kind, p.Resource, apierr.Message(err)))
+				pending = append(pending, p)
+				errs = append(errs, fmt.Errorf("listing the %s objects of resource [%s]: %w", ref.Kind, p.Resource, err))
+				continue
+			}
+			listed[key] = true
+			for _, o := range objects {
+				add(v1alpha1.PendingDeletion{Resource: p.Resource, StampedRef: o, Since: now})
+			}
+		}
 		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 		err := rz.deleteControlled(rz.ctx, rz.r.live, gvk, client.ObjectKey{Namespace: rz.owner.GetNamespace(), Name: ref.Name}, rz.owner)
 		if errors.Is(err, errNotControlled) {
@@ -103,6 +134,39 @@ func (rz *realization) prune(results []*render.Result, clean bool) ([]v1alpha1.P
 		errs = append(errs, fmt.Errorf("pruning %s %s of resource [%s]: %w", ref.Kind, ref.Name, p.Resource, err))
 	}
 	return pending, errors.Join(errs...)
+}
+
+// resourceObjects are the objects of ref's kind in the owner's namespace that the owner
+// controls and that are labelled as stamped for resource, read with the controller's reader
+// (metadata only) within readTimeout.
+func (rz *realization) resourceObjects(resource string, ref v1alpha1.StampedRef) ([]v1alpha1.StampedRef, error) {
+	gvk, err := served(rz.client.RESTMapper(), schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
+	if meta.IsNoMatchError(err) {
+		return nil, nil // gone, with its CRD
+	}
+	if err != nil {
+		return nil, err
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	ctx, cancel := context.WithTimeout(rz.ctx, readTimeout)
+	defer cancel()
+	err = rz.r.live.List(ctx, list, client.InNamespace(rz.owner.GetNamespace()), client.MatchingLabels{
+		rz.r.kind.Labels.Name: rz.owner.GetName(), rz.r.kind.Labels.Namespace: rz.owner.GetNamespace(), v1alpha1.LabelResourceName: resource,
+	})
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var refs []v1alpha1.StampedRef
+	for i := range list.Items {
+		if o := &list.Items[i]; metav1.IsControlledBy(o, rz.owner) {
+			refs = append(refs, v1alpha1.StampedRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: o.Namespace, Name: o.Name})
+		}
+	}
+	return refs, nil
 }
 
 // sameObject says whether a and b name one object: its version aside, as the API server

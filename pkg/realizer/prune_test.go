@@ -156,7 +156,7 @@ func TestPrune(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cl := deniedDeletes(t, tt.objects, tt.denied...)
 			rz := &realization{
-				r: &OwnerReconciler{now: func() metav1.Time { return now }, live: cl}, ctx: context.Background(),
+				r: &OwnerReconciler{kind: v1alpha1.Workloads, now: func() metav1.Time { return now }, live: cl}, ctx: context.Background(),
 				owner:  prunedOwner,
 				writer: writer{watch: &watch.Watcher{}, client: cl},
 				prev:   tt.prev, pending: tt.pending,
@@ -311,7 +311,7 @@ func TestPruneDeletesOnlyWhatTheOwnerControls(t *testing.T) {
 				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}},
 			).Build()
 			rz := &realization{
-				r: &OwnerReconciler{now: func() metav1.Time { return now }, live: cl}, ctx: context.Background(),
+				r: &OwnerReconciler{kind: v1alpha1.Workloads, now: func() metav1.Time { return now }, live: cl}, ctx: context.Background(),
 				owner: prunedOwner, writer: writer{watch: &watch.Watcher{}, client: cl},
 				prev: tt.prev, pending: tt.pending,
 			}

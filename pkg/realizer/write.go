@@ -82,13 +82,9 @@ var errNotControlled = errors.New("the owner does not control the object")
 // longer served at gvk's version (its CRD dropped the version) is read and deleted at the
 // version it is served at: the object is stored once whatever version it is read at.
 func (w *writer) deleteControlled(ctx context.Context, read client.Reader, gvk schema.GroupVersionKind, key client.ObjectKey, owner client.Object) error {
-	mapper := w.client.RESTMapper()
-	if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
-		mapping, err := mapper.RESTMapping(gvk.GroupKind())
-		if err != nil {
-			return err // not served at any version: gone with its CRD
-		}
-		gvk = mapping.GroupVersionKind
+	gvk, err := served(w.client.RESTMapper(), gvk)
+	if err != nil {
+		return err
 	}
 	return w.write(ctx, gvk, func(ctx context.Context) error {
 		live := &metav1.PartialObjectMetadata{}
@@ -106,6 +102,20 @@ func (w *writer) deleteControlled(ctx context.Context, read client.Reader, gvk s
 		uid := live.GetUID()
 		return w.client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	})
+}
+
+// served is gvk, or its kind at the version it is served at when gvk's version is not
+// served (a CRD dropped it): an object is stored once, whatever version it is read at. A
+// kind served at no version is a no-match error: gone, with its CRD.
+func served(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (schema.GroupVersionKind, error) {
+	if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); !meta.IsNoMatchError(err) {
+		return gvk, nil
+	}
+	mapping, err := mapper.RESTMapping(gvk.GroupKind())
+	if err != nil {
+		return gvk, err
+	}
+	return mapping.GroupVersionKind, nil
 }
 
 // gone says whether a delete that answered err leaves the object gone: deleted (nil), not
