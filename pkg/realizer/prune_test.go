@@ -2,7 +2,9 @@ package realizer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -421,5 +423,52 @@ func TestPruneImmutableResourceGone(t *testing.T) {
 				t.Errorf("ConfigMaps left (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPruneMessagesAreBounded: a webhook may answer a delete with a message of any length,
+// and an owner may have many deletions pending at once (a blueprint that drops 50
+// resources, or one that stamps a new name each generation while deletes fail). Each
+// message is cut to 1024 bytes, with a marker, so that the list cannot push the owner's
+// status past what the API server stores (1.5 MiB): 50 messages of the API's 32 KiB
+// condition limit would, and the owner's status would never be written again.
+func TestPruneMessagesAreBounded(t *testing.T) {
+	now := metav1.NewTime(time.Unix(2000, 0))
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	var prev []v1alpha1.ResourceStatus
+	b := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(coreMapper())
+	for i := range 50 {
+		name := fmt.Sprintf("old-%d", i)
+		b = b.WithObjects(ownedConfigMap(name, prunedOwner))
+		prev = append(prev, v1alpha1.ResourceStatus{Name: name, StampedRef: configMapRef(name)})
+	}
+	long := strings.Repeat("the webhook explains at length why ", 1000) // 35 KB
+	cl := b.WithInterceptorFuncs(interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, obj.GetName(), errors.New(long))
+		},
+	}).Build()
+	rz := &realization{
+		r: &OwnerReconciler{kind: v1alpha1.Workloads, now: func() metav1.Time { return now }, live: cl}, ctx: context.Background(),
+		owner: prunedOwner, writer: writer{watch: &watch.Watcher{}, client: cl}, prev: prev,
+	}
+	got, err := rz.prune(nil, true)
+	if len(got) != 50 || !apierrors.IsForbidden(err) {
+		t.Fatalf("%d pending, error %v; want 50 and the denial", len(got), err)
+	}
+	for _, p := range got {
+		if len(p.Message) > 1024 || !strings.HasPrefix(p.Message, "unable to delete ConfigMap/"+p.StampedRef.Name+": ") || !strings.HasSuffix(p.Message, "...") {
+			t.Fatalf("message of %s is %d bytes, want at most 1024, naming the object, with the marker: %.80q...", p.StampedRef.Name, len(p.Message), p.Message)
+		}
+	}
+	data, err := json.Marshal(v1alpha1.OwnerStatus{PendingDeletions: got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 100_000 {
+		t.Errorf("the status' pendingDeletions are %d bytes for 50 objects", len(data))
 	}
 }
