@@ -14,7 +14,6 @@ import (
 
 	"github.com/surveyor-dev/surveyor/internal/apierr"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
-	"github.com/surveyor-dev/surveyor/pkg/health"
 	"github.com/surveyor-dev/surveyor/pkg/render"
 )
 
@@ -22,6 +21,26 @@ import (
 // not clean: a failed apply must not cost an object (the resource that replaces this one
 // may be the one that failed), so nothing is deleted until every resource is submitted.
 const waitingForSubmission = "waiting for every resource to be submitted before deleting it"
+
+// maxPendingMessage bounds a pending deletion's message, in bytes. A webhook may answer a
+// delete at any length, and many deletions may pend at once (a blueprint that drops 50
+// resources, one that stamps a new name each generation while deletes fail): cut only at
+// the condition limit (32 KiB), 50 of them would push the owner's status past what the API
+// server stores (1.5 MiB), and it would never be written again. The log has the whole answer.
+const maxPendingMessage = 1024
+
+// pendingMessage is msg cut to maxPendingMessage at a rune boundary, with a marker.
+func pendingMessage(msg string) string {
+	if len(msg) <= maxPendingMessage {
+		return msg
+	}
+	const ellipsis = "..."
+	cut := maxPendingMessage - len(ellipsis)
+	for cut > 0 && msg[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return msg[:cut] + ellipsis
+}
 
 // prune deletes the objects stamped earlier that the owner stamps no longer: those of the
 // previous status' resources that are gone from the blueprint or stamp another object now,
@@ -100,7 +119,7 @@ func (rz *realization) prune(results []*render.Result, clean bool) ([]v1alpha1.P
 			objects, err := rz.resourceObjects(p.Resource, ref)
 			if err != nil {
 				// Kept, so the objects are listed again on the next pass.
-				p.Message = health.TruncateMessage(fmt.Sprintf("unable to list the %s objects of resource [%s]: %s", ref.Kind, p.Resource, apierr.Message(err)))
+				p.Message = pendingMessage(fmt.Sprintf("unable to list the %s objects of resource [%s]: %s", ref.Kind, p.Resource, apierr.Message(err)))
 				pending = append(pending, p)
 				errs = append(errs, fmt.Errorf("listing the %s objects of resource [%s]: %w", ref.Kind, p.Resource, err))
 				continue
@@ -125,7 +144,7 @@ func (rz *realization) prune(results []*render.Result, clean bool) ([]v1alpha1.P
 			continue
 		}
 		logf.FromContext(rz.ctx).Info("pruning a stamped object failed; it stays in status.pendingDeletions", "resource", p.Resource, "kind", ref.Kind, "name", ref.Name, "error", err.Error())
-		msg := health.TruncateMessage(deleteFailure(ref, err))
+		msg := pendingMessage(deleteFailure(ref, err))
 		if msg != p.Message {
 			rz.events.Warn(v1alpha1.EventStampedObjectRemovalFailed, "Pruning resource [%s]: %s", p.Resource, msg)
 		}
