@@ -157,7 +157,7 @@ func (rz *realization) prune(results []*render.Result, clean bool) ([]v1alpha1.P
 
 // resourceObjects are the objects of ref's kind in the owner's namespace that the owner
 // controls and that are labelled as stamped for resource, read with the controller's reader
-// (metadata only) within readTimeout.
+// (metadata only) in one write (writer.write: its timeout and the kind's stall backoff).
 func (rz *realization) resourceObjects(resource string, ref v1alpha1.StampedRef) ([]v1alpha1.StampedRef, error) {
 	gvk, err := served(rz.client.RESTMapper(), schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
 	if meta.IsNoMatchError(err) {
@@ -166,12 +166,18 @@ func (rz *realization) resourceObjects(resource string, ref v1alpha1.StampedRef)
 	if err != nil {
 		return nil, err
 	}
+	var resourceName string
+	if mapping, err := rz.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		resourceName = mapping.Resource.GroupResource().String()
+	}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	ctx, cancel := context.WithTimeout(rz.ctx, readTimeout)
-	defer cancel()
-	err = rz.r.live.List(ctx, list, client.InNamespace(rz.owner.GetNamespace()), client.MatchingLabels{
-		rz.r.kind.Labels.Name: rz.owner.GetName(), rz.r.kind.Labels.Namespace: rz.owner.GetNamespace(), v1alpha1.LabelResourceName: resource,
+	// Through the writer, as the delete that follows: a kind whose (conversion) webhook
+	// hangs costs one timeout, then waits out its stall backoff.
+	err = rz.write(rz.ctx, gvk, func(ctx context.Context) error {
+		return rz.r.live.List(ctx, list, client.InNamespace(rz.owner.GetNamespace()), client.MatchingLabels{
+			rz.r.kind.Labels.Name: rz.owner.GetName(), rz.r.kind.Labels.Namespace: rz.owner.GetNamespace(), v1alpha1.LabelResourceName: resource,
+		})
 	})
 	if meta.IsNoMatchError(err) {
 		return nil, nil
@@ -182,7 +188,7 @@ func (rz *realization) resourceObjects(resource string, ref v1alpha1.StampedRef)
 	var refs []v1alpha1.StampedRef
 	for i := range list.Items {
 		if o := &list.Items[i]; metav1.IsControlledBy(o, rz.owner) {
-			refs = append(refs, v1alpha1.StampedRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: o.Namespace, Name: o.Name})
+			refs = append(refs, v1alpha1.StampedRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: o.Namespace, Name: o.Name, Resource: resourceName})
 		}
 	}
 	return refs, nil
