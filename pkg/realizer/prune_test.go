@@ -148,6 +148,12 @@ func TestPrune(t *testing.T) {
 		now:     []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "old", StampedRef: configMapRef("old")}}},
 		left:    []string{"old"},
 	}, {
+		name:    "a pending deletion stamped again at another version is kept, and no longer listed",
+		objects: []string{"old"},
+		pending: []v1alpha1.PendingDeletion{{Resource: "old", StampedRef: v1alpha1.StampedRef{APIVersion: "v1beta1", Kind: "ConfigMap", Namespace: "apps", Name: "old"}, Message: denied, Since: earlier}},
+		now:     []*render.Result{{Status: v1alpha1.ResourceStatus{Name: "new", StampedRef: configMapRef("old")}}},
+		left:    []string{"old"},
+	}, {
 		name:    "an immutable resource's older object is its retention policy's",
 		objects: []string{"run-1", "run-2"},
 		prev:    []v1alpha1.ResourceStatus{{Name: "run", StampedRef: configMapRef("run-1")}},
