@@ -67,6 +67,57 @@ func (w *writer) delete(ctx context.Context, gvk schema.GroupVersionKind, obj cl
 	return w.write(ctx, gvk, func(ctx context.Context) error { return w.client.Delete(ctx, obj, opts...) })
 }
 
+// errNotControlled is why deleteControlled deleted nothing: the object is not one the
+// owner controls, so not the owner's to delete, whatever its status lists.
+var errNotControlled = errors.New("the owner does not control the object")
+
+// deleteControlled deletes the gvk object named key if it is in owner's namespace and owner
+// is its controller, and answers errNotControlled, deleting nothing, otherwise. The owner's
+// status names what prune deletes, and anyone who can write that status can name any
+// object there: another team's, one no one stamped, a cluster-scoped one (the client drops
+// the namespace of a cluster-scoped kind). The object is read with read, metadata only (a
+// Secret's data never enters memory), and that very object is deleted (a UID
+// precondition), so one recreated meanwhile by someone else is not. The read and the delete
+// are one write (write), bounded by its timeout and the kind's stall backoff. A kind no
+// longer served at gvk's version (its CRD dropped the version) is read and deleted at the
+// version it is served at: the object is stored once whatever version it is read at.
+func (w *writer) deleteControlled(ctx context.Context, read client.Reader, gvk schema.GroupVersionKind, key client.ObjectKey, owner client.Object) error {
+	gvk, err := served(w.client.RESTMapper(), gvk)
+	if err != nil {
+		return err
+	}
+	return w.write(ctx, gvk, func(ctx context.Context) error {
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(gvk)
+		if err := read.Get(ctx, key, live); err != nil {
+			return err
+		}
+		if live.GetNamespace() != owner.GetNamespace() || !metav1.IsControlledBy(live, owner) {
+			return errNotControlled
+		}
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		obj.SetNamespace(key.Namespace)
+		obj.SetName(key.Name)
+		uid := live.GetUID()
+		return w.client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
+}
+
+// served is gvk, or its kind at the version it is served at when gvk's version is not
+// served (a CRD dropped it): an object is stored once, whatever version it is read at. A
+// kind served at no version is a no-match error: gone, with its CRD.
+func served(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (schema.GroupVersionKind, error) {
+	if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); !meta.IsNoMatchError(err) {
+		return gvk, nil
+	}
+	mapping, err := mapper.RESTMapping(gvk.GroupKind())
+	if err != nil {
+		return gvk, err
+	}
+	return mapping.GroupVersionKind, nil
+}
+
 // gone says whether a delete that answered err leaves the object gone: deleted (nil), not
 // there (deleted already, and the cache has not heard yet), or of a kind no longer served
 // at all.

@@ -58,7 +58,8 @@ type PendingDeletion struct {
 	StampedRef StampedRef `json:"stampedRef"`
 
 	// Message says why the object is still there: the API server's answer to the last
-	// delete, or that the delete waits for every resource to be submitted.
+	// delete, or that the delete waits for every resource to be submitted. It is cut to
+	// 1024 bytes, ending in "...", so that many pending deletions still fit in a status.
 	// +optional
 	Message string `json:"message,omitempty"`
 
