@@ -23,7 +23,7 @@ $(DEV): $(shell find hack -name '*.go') go.mod go.sum
 	$(GO) build -o $@ ./hack/dev
 
 # The controller is linked statically (no cgo), fit for a minimal image; without libc and
-# the dynamic loader mapped in, its peak RSS at N=1000 is 1.6 MiB lower (README, Performance).
+# the dynamic loader mapped in, its peak RSS at N=1000 is 1.6 MiB lower (docs/performance.md).
 build: $(DEV) ## Build the controller manager into bin/surveyor and the kubectl plugin into bin/kubectl-carto.
 	CGO_ENABLED=0 $(GO) build -o bin/surveyor ./cmd/surveyor
 	$(GO) build -o bin/kubectl-carto ./cmd/kubectl-carto

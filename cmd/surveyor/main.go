@@ -57,7 +57,7 @@ func run() error {
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down (and exits); raise it to ride out longer API server outages.")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "How often leader-election clients retry.")
 	// The API server protects itself with priority and fairness; a client-side limit
-	// below its capacity only makes the controller slower (README, Performance).
+	// below its capacity only makes the controller slower (docs/performance.md).
 	flag.Float64Var(&qps, "kube-api-qps", 1000, "Sustained queries per second to the API server: per resource for the controller's own requests, and in all for those it makes as ServiceAccounts (stamping); a negative value disables the client-side limit.")
 	flag.IntVar(&burst, "kube-api-burst", 2000, "Burst of queries to the API server, counted as -kube-api-qps is.")
 	logOpts := zap.Options{}

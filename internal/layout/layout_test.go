@@ -54,7 +54,7 @@ func TestPluginLinksNoControllerManager(t *testing.T) {
 // The controller links none of ytt's workspace: its schema package formats errors with
 // text/template, whose reflective calls make the linker keep every exported method of every
 // reachable type (the binary's text grows by 18 MB, the controller's RSS by about 9 MiB;
-// README, ytt). pkg/render/ytt evaluates a template without it; the CLI's template tests use
+// docs/ytt.md). pkg/render/ytt evaluates a template without it; the CLI's template tests use
 // it to preprocess files.
 func TestControllerLinksNoYTTWorkspace(t *testing.T) {
 	for _, dep := range deps(t, "cmd/surveyor") {

@@ -40,8 +40,8 @@ func Options(addr, certDir, certName, keyName string) metricsserver.Options {
 //
 // It does what controller-runtime's filters.WithAuthenticationAndAuthorization does, in
 // the few dozen lines of review.go: that one brings k8s.io/apiserver's authentication
-// stack along, which made the controller's binary and its memory much larger (README,
-// "Many tenants, one controller"), for two API calls.
+// stack along, which made the controller's binary and its memory much larger (docs/tenancy.md),
+// for two API calls.
 func FilterProvider(cfg *rest.Config, hc *http.Client) (metricsserver.Filter, error) {
 	r, err := newReviewer(cfg, hc)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // SetMaxProcs runs the controller on one processor unless GOMAXPROCS says otherwise, and
 // returns the processors it runs on. The controller spends most of its time waiting on the
 // API server, and with two processors the Go scheduler's parking and waking of threads
-// (futex, findRunnable) cost more CPU for no faster convergence (README, "What changed
+// (futex, findRunnable) cost more CPU for no faster convergence (docs/performance.md, "What changed
 // (issue 15)", has the make bench figures).
 func SetMaxProcs() int {
 	if os.Getenv("GOMAXPROCS") == "" {

@@ -13,7 +13,7 @@ import (
 // The decoder gives every cached object its own copy of each string, though most of
 // them are shared by all objects: label keys, condition types, reasons and statuses,
 // kinds and API versions. The cache transform below replaces those with one shared
-// copy as objects enter the cache (README, "What changed (issue 15)", has what it saves
+// copy as objects enter the cache (docs/performance.md, "What changed (issue 15)", has what it saves
 // per object). Strings that differ per object
 // (names, messages, digests) are left alone, so the table stays small.
 

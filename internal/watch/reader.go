@@ -26,7 +26,7 @@ const readTimeout = 3 * time.Second
 //
 // Kubernetes' own kinds (ConfigMaps, Services, Deployments, Jobs...) are cached typed,
 // so they are listed and watched as protobuf, and a typed object takes much less memory
-// than an unstructured one (README, "What changed (issue 15)"); the stamped objects are
+// than an unstructured one (docs/performance.md, "What changed (issue 15)"); the stamped objects are
 // most of the cache. A read converts the cached copy. Every other kind is cached unstructured.
 type StampedReader struct {
 	cache client.Reader

@@ -66,7 +66,7 @@ func serve(budget string, in io.Reader, out io.Writer) error {
 	runtime.GOMAXPROCS(1)
 	// A worker's live heap is small against what an evaluation allocates, so at the default
 	// GOGC the collector runs every few evaluations; 200 trades a little memory for much of
-	// that time (README, "Figures" of ytt). Near the budget the collector works harder
+	// that time (docs/ytt.md, "Figures"). Near the budget the collector works harder
 	// rather than letting garbage reach it.
 	debug.SetGCPercent(200)
 	debug.SetMemoryLimit(limit)

@@ -19,7 +19,7 @@ import (
 // An evaluation whose bound is within both the per-call cost limit (celUntrackedCostLimit, lower
 // still) and the scope's remaining budget cannot be stopped by the cost tracker, so it runs
 // without one (cel-go's tracker observes every step, a large part of a typical evaluation;
-// README, "Expression benchmarks") and is charged its bound.
+// docs/performance.md, "Expression benchmarks") and is charged its bound.
 //
 // The API server knows its sizes from an OpenAPI schema; an object here has none, so the sizes
 // come from the object itself. At compile time the estimate records every path into `object`

@@ -91,7 +91,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 // serverSideApply applies obj as the owner's ServiceAccount and returns the object the
 // API server answers with. A kind of Kubernetes' own is answered as protobuf into its
 // typed object, then read as unstructured (as the cache's copy is): that costs the client
-// less CPU than decoding the JSON answer, its managedFields included (README, "What
+// less CPU than decoding the JSON answer, its managedFields included (docs/performance.md, "What
 // changed (issue 15)"; BenchmarkServerSideApply measures it).
 func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := obj.GroupVersionKind()

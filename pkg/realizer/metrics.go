@@ -13,7 +13,7 @@ import (
 )
 
 // statusCollector reports at each scrape what the cache holds of owners' Ready, blueprints'
-// rollouts and Runnables' Ready: what a person watches (README, "Dashboards"). It reads the
+// rollouts and Runnables' Ready: what a person watches (docs/operating.md, "Dashboards"). It reads the
 // informers' objects without copying them, and gives up on a cache that has not synced
 // within scrapeTimeout (a scrape then lacks these families).
 type statusCollector struct {

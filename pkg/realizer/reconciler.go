@@ -161,7 +161,7 @@ func (r *OwnerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	}
 	orig := owner.DeepCopyObject().(v1alpha1.Owner)
 	st := owner.GetOwnerStatus()
-	obs, realizeErr := r.observe(ctx, owner, meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionComplete))
+	obs, realizeErr := r.realize(ctx, owner, meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionComplete))
 	if errors.Is(realizeErr, watch.ErrKindSyncing) {
 		// The watcher re-queues the owner when the kind syncs; watch.SyncWait is a fallback.
 		return ctrl.Result{RequeueAfter: watch.SyncWait}, nil
@@ -268,11 +268,11 @@ func (r *OwnerReconciler) expire(ctx context.Context, owner v1alpha1.Owner, comp
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
 
-// observe selects the blueprint and realizes each resource in order, returning what it
-// saw. It performs the writes (applies, prunes) but computes no owner status. With a
+// realize selects the blueprint, applies each resource in order and prunes what the owner
+// no longer stamps, returning what it saw; it computes no owner status. With a
 // nil observation nothing could be observed; with an error as well as an observation, a
 // resource hit a transient failure the observation describes.
-func (r *OwnerReconciler) observe(ctx context.Context, owner v1alpha1.Owner, finished bool) (*observation, error) {
+func (r *OwnerReconciler) realize(ctx context.Context, owner v1alpha1.Owner, finished bool) (*observation, error) {
 	list := r.kind.Blueprint.NewList()
 	if err := r.client.List(ctx, list); err != nil {
 		return nil, err

@@ -193,7 +193,7 @@ func newStatusWriter(mgr ctrl.Manager, kind *v1alpha1.KindInfo) (statusWriter, e
 
 // metadataOnly asks the API server to answer a write with the object's metadata alone,
 // or, failing that, with the object: the status read back is never decoded, so there is
-// no reason to have it sent (README, "What changed (issue 15)", has the sizes).
+// no reason to have it sent (docs/performance.md, "What changed (issue 15)", has the sizes).
 const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 func (w *restStatusWriter) update(ctx context.Context, obj v1alpha1.Object) error {

@@ -13,7 +13,7 @@ import (
 )
 
 // The controller's metrics say how many owners are in each Ready state, read from its cache
-// at each scrape (README, "Dashboards"): a Workload without labels shows up as
+// at each scrape (docs/operating.md, "Dashboards"): a Workload without labels shows up as
 // ready="False", reason="WorkloadLabelsMissing", and the CEL and ytt families are served.
 func TestMetricsCountOwnersByReadiness(t *testing.T) {
 	ns := newNamespace(t)

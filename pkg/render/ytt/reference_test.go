@@ -13,7 +13,7 @@ import (
 
 // referenceEval is the ytt binary's own pipeline (`ytt -f - --data-value-yaml ...`, its
 // cmd/template package) run in process: what Template.Eval must print, byte for byte. Only
-// tests link it, so the controller does not link ytt's schema package (see the README).
+// tests link it, so the controller does not link ytt's schema package (see docs/ytt.md).
 func referenceEval(source string, flags []string) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -433,7 +433,7 @@ type cache struct {
 
 // compiled is this process's cache of compiled templates: templates of at most
 // maxCachedSource bytes, up to maxCacheSize bytes of source in all; when full it starts
-// over. A compiled template takes some tens of times its source (README, "Compiled once"),
+// over. A compiled template takes some tens of times its source (docs/ytt.md, "Compiled once"),
 // so the bound keeps the cache well within a worker's memory budget.
 var compiled = &cache{entries: map[string]*Template{}}
 
