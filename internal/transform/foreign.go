@@ -23,7 +23,7 @@ import (
 // fields (health, outputs, the no-write check) only as its owner's stamped object, and
 // an event reaches an owner only through that reference. An object without one is
 // therefore read for nothing but its name and Surveyor's labels, and is kept as that: a
-// stub's size does not grow with the object's (BenchmarkForeignObjects; figures in the
+// stub's size does not grow with the object's (BenchmarkForeignObjects; figures in
 // docs/tenancy.md).
 // Should one of the realizer's own objects lose its reference, the no-write check
 // finds the stub short of the desired object (which carries the reference) and applies
