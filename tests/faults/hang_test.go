@@ -123,9 +123,16 @@ func hangingKind(t testing.TB, name string) string {
 // hangingWebhook is an HTTPS server on loopback whose every request hangs until the
 // client gives up or the test ends.
 func hangingWebhook(t testing.TB) *httptest.Server {
+	return hangingServer(t, func(*http.Request) {})
+}
+
+// hangingServer is a TLS server that calls seen with each request, then never answers it
+// until the test ends.
+func hangingServer(t testing.TB, seen func(*http.Request)) *httptest.Server {
 	t.Helper()
 	done := make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen(r)
 		select {
 		case <-r.Context().Done():
 		case <-done:

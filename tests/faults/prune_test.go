@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -215,8 +214,7 @@ func TestPruneHangingDeleteWebhookHoldsNoWorker(t *testing.T) {
 func hangingDeleteWebhook(t *testing.T, name, group, resource string) (all, deletes *atomic.Int32) {
 	t.Helper()
 	all, deletes = &atomic.Int32{}, &atomic.Int32{}
-	done := make(chan struct{})
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := hangingServer(t, func(r *http.Request) {
 		var review struct {
 			Request struct {
 				DryRun *bool `json:"dryRun"`
@@ -226,15 +224,6 @@ func hangingDeleteWebhook(t *testing.T, name, group, resource string) (all, dele
 			deletes.Add(1)
 		}
 		all.Add(1)
-		select {
-		case <-r.Context().Done():
-		case <-done:
-		}
-	}))
-	srv.StartTLS()
-	t.Cleanup(func() {
-		close(done)
-		srv.Close()
 	})
 	caBundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	url := srv.URL + "/validate"
