@@ -117,17 +117,22 @@ func TestKillMidRolloutNoReadmission(t *testing.T) {
 	lastG2 := assertSoaked(t, g2, minSuccess)
 	assertAdmittedAfter(t, g3, lastG2, "g2's last Succeeded transition")
 	assertSoaked(t, g3, minSuccess)
+	// g2 was admitted just before the kill, so its soaks begin under the relaunched controller:
+	// that a soak under way resumes rather than restarts is TestKillDuringSoak's (from the
+	// recorded readyTime). Here only the relaunched controller moves g2 on, and promptly: within
+	// g2Slack of the soak's end or of its lead, a margin a loaded two-core machine meets (the
+	// relaunched controller syncs its caches, the Workloads report Ready, and the supply chain
+	// records readyTime, then Succeeded, one decision apart; 6 s was seen beside another
+	// make test).
+	const g2Slack = 30 * time.Second
 	for _, wl := range g2 {
-		// Only the relaunched controller moved g2 on, and it resumed g2's soaks rather than
-		// restarting them: Succeeded at the soak's end, or as soon as it led if the soak ended
-		// while no controller ran.
 		at, end := wl.Status.Rollout.LastTransitionTime.Time, soakStart(wl).Add(minSuccess)
 		if leads.After(end) {
 			end = leads
 		}
-		if at.Before(leads.Truncate(time.Second)) || at.After(end.Add(resumeSlack)) {
+		if at.Before(leads.Truncate(time.Second)) || at.After(end.Add(g2Slack)) {
 			t.Errorf("%s: Succeeded at %s, want between the relaunched controller's lead (%s) and %s after its soak ended or it led (%s)",
-				wl.Name, at.UTC().Format(timeFormat), leads.UTC().Format(timeFormat), resumeSlack, end.UTC().Format(timeFormat))
+				wl.Name, at.UTC().Format(timeFormat), leads.UTC().Format(timeFormat), g2Slack, end.UTC().Format(timeFormat))
 		}
 	}
 }
