@@ -1,0 +1,66 @@
+package rollout
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
+)
+
+// TestRecreatedWithoutStrategyClearsRecords: a supply chain replaced (deleted and created again
+// under its name, as GitOps does) without its rolloutStrategy leaves its owners no rollout
+// record, exactly as removing the strategy in place does (TestStrategyRemovedClearsRecords):
+// a record left behind would pin the owner again, to a revision it no longer runs, once a
+// strategy comes back.
+func TestRecreatedWithoutStrategyClearsRecords(t *testing.T) {
+	const (
+		name   = "rollout-recreated-no-strategy"
+		owners = 3
+	)
+	ns := newNamespace(t, name)
+	rolloutCase(t, name, v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll})
+	createWorkloads(t, ns, name, owners, func(int) map[string]string { return nil })
+	launchController(t, name)
+	waitComplete(t, completion{ns: ns, chain: name, owners: owners, version: "v1"}, 2*time.Minute)
+
+	old := supplyChain(t, name)
+	if err := k8s.Delete(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, func() (bool, string) {
+		err := k8s.Get(ctx, client.ObjectKey{Name: name}, &v1alpha1.ClusterSupplyChain{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("supply chain still there: %v", err)
+	})
+	sc := &v1alpha1.ClusterSupplyChain{}
+	sc.Name = name
+	sc.Spec = *old.Spec.DeepCopy()
+	sc.Spec.RolloutStrategy = nil
+	if err := k8s.Create(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	// Settled: the new supply chain's status is written (its reconcile, which clears records
+	// when there are any to clear, has run) and every Workload runs it without a revision.
+	eventually(t, time.Minute, func() (bool, string) {
+		now := supplyChain(t, name)
+		if now.UID != sc.UID || now.Status.ObservedGeneration != now.Generation {
+			return false, fmt.Sprintf("supply chain observedGeneration %d of %d", now.Status.ObservedGeneration, now.Generation)
+		}
+		for _, wl := range workloads(t, ns) {
+			if wl.Status.BlueprintRevision != "" || !isReady(&wl) {
+				return false, fmt.Sprintf("workload %s runs %q, Ready %s", wl.Name, wl.Status.BlueprintRevision, conditionString(readyCondition(&wl)))
+			}
+		}
+		return true, ""
+	})
+	var problems []string
+	for _, wl := range workloads(t, ns) {
+		if wl.Status.Rollout != nil {
+			problems = append(problems, fmt.Sprintf("workload %s keeps record %s of a supply chain without a rolloutStrategy", wl.Name, recordString(wl.Status.Rollout)))
+		}
+	}
+	reportAll(t, problems)
+}
