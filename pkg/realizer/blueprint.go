@@ -110,8 +110,11 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			return ctrl.Result{}, err
 		}
 	}
-	if bp.Strategy == nil && bp.Status.Rollout != nil {
-		// The strategy is gone: its records go first, before the status that says so.
+	if bp.Strategy == nil {
+		// The strategy is gone: its records go first, before the status that says so. Not
+		// only while the status still has a rollout: a blueprint replaced (deleted and created
+		// again) without its strategy has no status, and its owners keep their records.
+		// forgetRollout writes nothing when no owner has one.
 		if err := r.forgetRollout(ctx, bp); errors.Is(err, errStaleOwner) {
 			// Owners of a blueprint without a strategy re-queue nothing: look again shortly.
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
