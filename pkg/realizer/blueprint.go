@@ -109,8 +109,7 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		if plan, err = r.decideRollout(ctx, obj, bp, templates, len(missing) == 0, now.Time); err != nil {
 			return ctrl.Result{}, err
 		}
-	}
-	if bp.Strategy == nil {
+	} else {
 		// The strategy is gone: its records go first, before the status that says so. Not
 		// only while the status still has a rollout: a blueprint replaced (deleted and created
 		// again) without its strategy has no status, and its owners keep their records.
