@@ -21,11 +21,7 @@ func TestRecreatedWithoutStrategyClearsRecords(t *testing.T) {
 		name   = "rollout-recreated-no-strategy"
 		owners = 3
 	)
-	ns := newNamespace(t, name)
-	rolloutCase(t, name, v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll})
-	createWorkloads(t, ns, name, owners, func(int) map[string]string { return nil })
-	launchController(t, name)
-	waitComplete(t, completion{ns: ns, chain: name, owners: owners, version: "v1"}, 2*time.Minute)
+	ns := completedAll(t, name, owners)
 
 	old := supplyChain(t, name)
 	if err := k8s.Delete(ctx, old); err != nil {

@@ -98,11 +98,7 @@ func TestStrategyRemovedClearsRecords(t *testing.T) {
 		name   = "rollout-strategy-removed"
 		owners = 3
 	)
-	ns := newNamespace(t, name)
-	rolloutCase(t, name, v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll})
-	createWorkloads(t, ns, name, owners, func(int) map[string]string { return nil })
-	launchController(t, name)
-	waitComplete(t, completion{ns: ns, chain: name, owners: owners, version: "v1"}, 2*time.Minute)
+	ns := completedAll(t, name, owners)
 
 	h := watchWorkloads(t, ns)
 	update(t, &v1alpha1.ClusterSupplyChain{}, name, func(sc *v1alpha1.ClusterSupplyChain) { sc.Spec.RolloutStrategy = nil })
@@ -134,4 +130,16 @@ func TestStrategyRemovedClearsRecords(t *testing.T) {
 		}
 	}
 	reportAll(t, problems)
+}
+
+// completedAll starts a supply chain named name under rollout type All with owners Workloads of
+// it, and returns their namespace once every Workload runs its first revision.
+func completedAll(t *testing.T, name string, owners int) string {
+	t.Helper()
+	ns := newNamespace(t, name)
+	rolloutCase(t, name, v1alpha1.RolloutStrategy{Type: v1alpha1.RolloutAll})
+	createWorkloads(t, ns, name, owners, func(int) map[string]string { return nil })
+	launchController(t, name)
+	waitComplete(t, completion{ns: ns, chain: name, owners: owners, version: "v1"}, 2*time.Minute)
+	return ns
 }
