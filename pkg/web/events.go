@@ -56,9 +56,11 @@ func (s *Server) stream(p page) http.HandlerFunc {
 		for {
 			u, next := f.latest()
 			// The feed's page is news to this stream when it is newer than what the stream
-			// has and something the page shows changed since; a stream that resumes from an
-			// older id then gets the same page again, which is harmless.
-			if u.rendered && u.seq >= sentSeq && (stale || (u.seq > sentSeq && s.store.ChangedSince(sentSeq, relevant))) {
+			// has and something the page shows changed in between (not later: a change the
+			// feed has not rendered yet goes out with the id of the rendering that shows it);
+			// a stream that resumes from an older id then gets the same page again, which is
+			// harmless.
+			if u.rendered && u.seq >= sentSeq && (stale || s.store.ChangedBetween(sentSeq, u.seq, relevant)) {
 				if u.page != sent || stale {
 					if writeEvent(out, s.store.EventID(u.seq), "update", u.page) != nil {
 						return

@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -275,16 +276,23 @@ func (s *Store) Position() (uint64, <-chan struct{}) {
 // ChangedSince reports whether a change after seq touched a key that relevant accepts.
 // Changes older than the log count as changed.
 func (s *Store) ChangedSince(seq uint64, relevant func(Key) bool) bool {
+	return s.ChangedBetween(seq, math.MaxUint64, relevant)
+}
+
+// ChangedBetween reports whether a change after from and up to to touched a key that
+// relevant accepts. Changes older than the log count as changed.
+func (s *Store) ChangedBetween(from, to uint64, relevant func(Key) bool) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if seq >= s.seq {
+	to = min(to, s.seq)
+	if from >= to {
 		return false
 	}
-	if len(s.log) == 0 || seq+1 < s.log[0].seq {
+	if len(s.log) == 0 || from+1 < s.log[0].seq {
 		return true
 	}
-	for i := len(s.log) - 1; i >= 0 && s.log[i].seq > seq; i-- {
-		if relevant(s.log[i].key) {
+	for i := len(s.log) - 1; i >= 0 && s.log[i].seq > from; i-- {
+		if s.log[i].seq <= to && relevant(s.log[i].key) {
 			return true
 		}
 	}
