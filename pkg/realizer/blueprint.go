@@ -48,12 +48,19 @@ const ownerBatch = time.Second
 // that reference it, found through the template index.
 func (r *BlueprintReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
-		ref := o.(v1alpha1.Owner).GetBlueprintRef()
+		owner := o.(v1alpha1.Owner)
+		ref := owner.GetBlueprintRef()
 		if ref == nil || ref.Kind != r.kind.Kind {
 			return
 		}
 		bp := r.kind.NewBlueprint()
-		if r.client.Get(ctx, client.ObjectKey{Name: ref.Name}, bp) != nil || render.BlueprintOf(bp).Strategy == nil {
+		if r.client.Get(ctx, client.ObjectKey{Name: ref.Name}, bp) != nil {
+			return
+		}
+		// A blueprint without a strategy needs an owner's change only when the owner still has
+		// a record (forgetRollout clears it): its reconcile may have read the owner from the
+		// cache before the cache showed the record's pin.
+		if render.BlueprintOf(bp).Strategy == nil && owner.GetOwnerStatus().Rollout == nil {
 			return
 		}
 		q.AddAfter(ctrl.Request{NamespacedName: client.ObjectKey{Name: ref.Name}}, ownerBatch)
