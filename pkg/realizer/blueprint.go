@@ -122,7 +122,8 @@ func (r *BlueprintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		// again) without its strategy has no status, and its owners keep their records.
 		// forgetRollout writes nothing when no owner has one.
 		if err := r.forgetRollout(ctx, bp); errors.Is(err, errStaleOwner) {
-			// Owners of a blueprint without a strategy re-queue nothing: look again shortly.
+			// The owner's newer copy re-queues this blueprint only while it has a record, and
+			// the record may be what changed: look again shortly either way.
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		} else if err != nil {
 			return ctrl.Result{}, err
