@@ -25,9 +25,9 @@ func artifactURL(ns, name string) string {
 	return fmt.Sprintf("http://source-controller.flux-system.svc.cluster.local./gitrepository/%s/%s/3a5c0ffee.tar.gz", ns, name)
 }
 
-// playGitRepository writes what source-controller v1.2.5 writes once it fetched the
+// playGitRepository writes what source-controller v1.2.5 writes once it fetched
 // revision: an artifact and Ready=True, at the object's generation.
-func playGitRepository(t *testing.T, ns, name string) {
+func playGitRepository(t *testing.T, ns, name, revision string) {
 	t.Helper()
 	now := time.Now().UTC().Format(time.RFC3339)
 	writeStatus(t, gitRepositoryV1, "GitRepository", ns, name, map[string]any{
@@ -154,7 +154,7 @@ func TestBasicSupplyChain(t *testing.T) {
 	if url, _, _ := unstructured.NestedString(repo.Object, "spec", "url"); url != "https://github.com/carto-run/hello-world" {
 		t.Errorf("GitRepository spec.url %q", url)
 	}
-	playGitRepository(t, ns, "dev")
+	playGitRepository(t, ns, "dev", revision)
 	eventually(t, time.Minute, func() (bool, string) {
 		img, err := tryGet(kpackV1alpha2, "Image", ns, "dev")
 		if err != nil {
@@ -250,7 +250,7 @@ func basicFailure(t *testing.T, ns string) {
 	t.Logf("failure: %v", conds(wl.Status.Conditions, nil))
 	t.Logf("source-provider: %v", conds(resource(wl.Status.Resources, "source-provider").Conditions, nil))
 	start := time.Now()
-	playGitRepository(t, ns, "dev")
+	playGitRepository(t, ns, "dev", revision)
 	waitWorkload(t, ns, "dev", readyWorkload)
 	t.Logf("basic-sc: recovered to Ready in %s", time.Since(start).Round(time.Millisecond))
 }
