@@ -77,7 +77,6 @@ const (
 	LifecycleTekton Lifecycle = "tekton"
 )
 
-// IsImmutable says whether the template stamps a new object per change.
 // LifecycleLabel is the value of the carto.run/template-lifecycle label on the stamped object,
 // as Cartographer sets it: an unset or unknown lifecycle is mutable.
 func (s *TemplateSpec) LifecycleLabel() string {
@@ -87,6 +86,7 @@ func (s *TemplateSpec) LifecycleLabel() string {
 	return string(LifecycleMutable)
 }
 
+// IsImmutable says whether the template stamps a new object per change.
 func (s *TemplateSpec) IsImmutable() bool {
 	return s.Lifecycle == LifecycleImmutable || s.Lifecycle == LifecycleTekton
 }
