@@ -65,7 +65,9 @@ type Input struct {
 // It sets neither ObservedGeneration nor LastTransitionTime: the caller stamps the generation and
 // merges the condition into the status.
 //
-//   - No object: Unknown NoStampedObject, whatever the rule.
+//   - No object: Unknown OutputNotAvailable for a template with outputs and no rule, Unknown
+//     NoStampedObject for any other (as Cartographer, except that it says Unknown under
+//     singleConditionType and multiMatch).
 //   - No rule: a template without outputs (a ClusterTemplate) is True AlwaysHealthy; otherwise
 //     True OutputsAvailable once every output was read, Unknown OutputNotAvailable before.
 //   - alwaysHealthy: True AlwaysHealthy with an empty message.
@@ -85,6 +87,12 @@ func Evaluate(in Input) metav1.Condition {
 
 func evaluate(in Input) metav1.Condition {
 	if in.Object == nil {
+		// Cartographer's reasons: OutputNotAvailable for a template with outputs and no rule,
+		// NoStampedObject otherwise. Under singleConditionType or multiMatch Cartographer says
+		// "Unknown"; DESIGN §4 keeps NoStampedObject there, which says what is true.
+		if in.Rule == nil && in.HasOutputs {
+			return unknown(v1alpha1.ReasonOutputNotAvailable, "no object has been stamped yet")
+		}
 		return unknown(v1alpha1.ReasonNoStampedObject, "no object has been stamped yet")
 	}
 	rule := in.Rule

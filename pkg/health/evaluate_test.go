@@ -42,7 +42,7 @@ func TestEvaluateNoRule(t *testing.T) {
 		want metav1.Condition
 	}{
 		{"no object yet", health.Input{HasOutputs: true},
-			healthyCond("Unknown", "NoStampedObject", "no object has been stamped yet")},
+			healthyCond("Unknown", "OutputNotAvailable", "no object has been stamped yet")},
 		{"no object yet, ClusterTemplate", health.Input{},
 			healthyCond("Unknown", "NoStampedObject", "no object has been stamped yet")},
 		{"ClusterTemplate with a stamped object", health.Input{Object: cm},

@@ -15,7 +15,6 @@ import (
 	"github.com/surveyor-dev/surveyor/internal/echo"
 	"github.com/surveyor-dev/surveyor/internal/watch"
 	"github.com/surveyor-dev/surveyor/pkg/render"
-	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // CartographerFieldManager is the field manager of Cartographer's writes. It creates
@@ -26,8 +25,8 @@ const CartographerFieldManager = "cartographer"
 // adopt takes over an object another controller stamped (Cartographer, DESIGN §13): one
 // write moves the fields the adopted managers own (their Update operations) to Surveyor's
 // apply manager, so that a field later dropped from the template is removed rather than
-// kept for them. When the live object already holds every stamped field, the same write
-// marks it with the stamp's digest, and adopt returns the object: it is stamped. Otherwise
+// kept for them. When the live object already holds every stamped field (or what the API
+// server makes of it: answers.go), the same write marks it with the stamp's digest, and adopt returns the object: it is stamped. Otherwise
 // it returns nil, and the apply that follows changes what differs. It writes nothing when
 // the object carries a digest already (Surveyor applied it) or no adopted manager owns
 // any of its fields.
@@ -59,7 +58,7 @@ func (rz *realization) adopt(obj, live *unstructured.Unstructured) (*unstructure
 	}
 	want := asStored(obj).DeepCopy()
 	unstructured.RemoveNestedField(want.Object, "metadata", "annotations", render.AnnotationStampDigest)
-	holds := stamp.Contains(live.Object, want.Object)
+	holds := rz.applied(obj, want, live)
 	digest := obj.GetAnnotations()[render.AnnotationStampDigest]
 	switch {
 	case !holds:

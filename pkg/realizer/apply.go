@@ -19,7 +19,6 @@ import (
 	"github.com/surveyor-dev/surveyor/internal/watch"
 	"github.com/surveyor-dev/surveyor/pkg/apis/carto/v1alpha1"
 	"github.com/surveyor-dev/surveyor/pkg/render"
-	"github.com/surveyor-dev/surveyor/pkg/render/stamp"
 )
 
 // apply writes the object as the owner's ServiceAccount, unless the live object
@@ -65,7 +64,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 	live, err := rz.r.stamped.Get(rz.ctx, gvk, client.ObjectKeyFromObject(obj))
 	switch {
 	case err == nil:
-		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && stamp.Contains(live.Object, asStored(obj).Object) {
+		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && rz.applied(obj, asStored(obj), live) {
 			return live, nil, nil
 		}
 		adopted, err := rz.adopt(obj, live)
@@ -79,21 +78,23 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 	case !apierrors.IsNotFound(err):
 		return rejected(err)
 	}
-	applied, err := rz.serverSideApply(obj)
+	applied, err := rz.serverSideApply(obj, false)
 	if err != nil {
 		return rejected(err)
 	}
+	rz.r.answers.learn(applied, asStored(obj))
 	rz.events.Add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
 	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.Name, "kind", gvk.Kind, "name", obj.GetName())
 	return applied, nil, nil
 }
 
 // serverSideApply applies obj as the owner's ServiceAccount and returns the object the
-// API server answers with. A kind of Kubernetes' own is answered as protobuf into its
+// API server answers with. A dry run writes nothing and answers with what the apply would
+// store. A kind of Kubernetes' own is answered as protobuf into its
 // typed object, then read as unstructured (as the cache's copy is): that costs the client
 // less CPU than decoding the JSON answer, its managedFields included (docs/performance.md, "What
 // changed (issue 15)"; BenchmarkServerSideApply measures it).
-func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (rz *realization) serverSideApply(obj *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
 	gvk := obj.GroupVersionKind()
 	answer := rz.r.stamped.Object(gvk)
 	patch := client.Apply
@@ -108,11 +109,21 @@ func (rz *realization) serverSideApply(obj *unstructured.Unstructured) (*unstruc
 		answer.SetNamespace(obj.GetNamespace())
 		answer.SetName(obj.GetName())
 	}
-	err := rz.r.echoes.Write(echo.ObjectKey(obj), answer, func() error {
+	opts := []client.PatchOption{client.FieldOwner(FieldManager), client.ForceOwnership}
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	write := func() error {
 		return rz.write(rz.ctx, gvk, func(ctx context.Context) error {
-			return rz.client.Patch(ctx, answer, patch, client.FieldOwner(FieldManager), client.ForceOwnership)
+			return rz.client.Patch(ctx, answer, patch, opts...)
 		})
-	})
+	}
+	var err error
+	if dryRun {
+		err = write() // nothing written, no echo
+	} else {
+		err = rz.r.echoes.Write(echo.ObjectKey(obj), answer, write)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,8 @@ type OwnerReconciler struct {
 	kstatus bool
 	// adopt are the field managers whose fields Surveyor takes over (Options.AdoptFieldManagers).
 	adopt sets.Set[string]
+	// answers are what the API server made of stamps it keeps otherwise than sent (answers.go).
+	answers answers
 }
 
 // newOwnerReconciler wires a reconciler for one owner kind to the manager's cache,
@@ -102,6 +104,7 @@ func newOwnerReconciler(mgr ctrl.Manager, kind *v1alpha1.OwnerKind, status statu
 		echoes:       echoes,
 		secretDigest: secretDigest,
 		watch:        w,
+		answers:      newAnswers(),
 	}
 }
 

@@ -209,6 +209,7 @@ func (p *Pass) object(resource string, tpl Template, resolved []stamp.Param, in 
 		v1alpha1.LabelResourceName:        resource,
 		v1alpha1.LabelTemplateKind:        tpl.Kind,
 		v1alpha1.LabelClusterTemplateName: tpl.Name,
+		v1alpha1.LabelTemplateLifecycle:   tpl.Spec.LifecycleLabel(),
 	}
 	context := stamp.NewContext(kind.ContextKeys, p.Owner.Fields, params, labels, in)
 	switch {

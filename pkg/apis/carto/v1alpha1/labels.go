@@ -21,6 +21,9 @@ const (
 	LabelTemplateKind = "carto.run/template-kind"
 	// LabelClusterTemplateName is the name of the template the object was stamped from.
 	LabelClusterTemplateName = "carto.run/cluster-template-name"
+	// LabelTemplateLifecycle is the lifecycle of the template the object was stamped from:
+	// mutable, immutable or tekton. Templates read it back, as under Cartographer.
+	LabelTemplateLifecycle = "carto.run/template-lifecycle"
 )
 
 // Label keys on a BlueprintRevision, naming the blueprint it is a snapshot of.

@@ -77,6 +77,15 @@ const (
 	LifecycleTekton Lifecycle = "tekton"
 )
 
+// LifecycleLabel is the value of the carto.run/template-lifecycle label on the stamped object,
+// as Cartographer sets it: an unset or unknown lifecycle is mutable.
+func (s *TemplateSpec) LifecycleLabel() string {
+	if s.Lifecycle == LifecycleImmutable || s.Lifecycle == LifecycleTekton {
+		return string(s.Lifecycle)
+	}
+	return string(LifecycleMutable)
+}
+
 // IsImmutable says whether the template stamps a new object per change.
 func (s *TemplateSpec) IsImmutable() bool {
 	return s.Lifecycle == LifecycleImmutable || s.Lifecycle == LifecycleTekton
