@@ -74,7 +74,7 @@ E2E := $(sort $(patsubst tests/%/,%,$(dir $(wildcard tests/*/*_test.go))))
 # (2026-12-07): faults 392 s, install 281 (both platforms), rollout 156, integration 60,
 # security 43, corpus 33, cli 21, web 17; kuttl 337.
 GATE := e2e-faults kuttl e2e-install e2e-rollout race e2e-integration e2e-security e2e-corpus \
-	unit verify-step e2e-cli e2e-web lint-step fuzz-corpus
+	unit verify-step e2e-examples e2e-cli e2e-web lint-step fuzz-corpus
 GATE += $(filter-out $(GATE),$(addprefix e2e-,$(E2E)))
 
 # The tools (dev tool builds them side by side) and the controller are built first: were they

@@ -66,9 +66,10 @@ var Tools = map[string]Tool{
 		Toolchain: "go1.25.5",
 	},
 	"ytt": {
-		// The ytt binary, as Cartographer runs it per stamp: only the benchmark that
-		// measures Surveyor's in-process evaluation against it, and the test that checks the
-		// two print the same, use it. Its version is the library's in go.mod.
+		// The ytt binary, as Cartographer runs it per stamp: the benchmark that measures
+		// Surveyor's in-process evaluation against it, the test that checks the two print the
+		// same, and tests/examples, which renders Cartographer's examples as their READMEs
+		// say. Its version is the library's in go.mod.
 		Module:   "carvel.dev/ytt",
 		Version:  "v0.52.0",
 		Binaries: map[string]string{"ytt": "carvel.dev/ytt/cmd/ytt"},

@@ -204,8 +204,9 @@ func TestBasicSupplyChain(t *testing.T) {
 	repo = get(t, gitRepositoryV1, "GitRepository", ns, "dev")
 	for _, o := range []*unstructured.Unstructured{repo, img, app} {
 		stampedLabels(t, o, map[string]string{
-			cartov1alpha1.LabelWorkloadName:    "dev",
-			cartov1alpha1.LabelSupplyChainName: "supply-chain",
+			cartov1alpha1.LabelWorkloadName:      "dev",
+			cartov1alpha1.LabelSupplyChainName:   "supply-chain",
+			cartov1alpha1.LabelTemplateLifecycle: "mutable",
 		})
 	}
 	notRewritten(t, "supply-chain", ns, "dev", repo, get(t, kpackV1alpha2, "Image", ns, "dev"), app)
