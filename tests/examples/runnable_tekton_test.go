@@ -42,15 +42,21 @@ func newTaskRun(t *testing.T, ns, runnable string, seen map[string]bool) *unstru
 }
 
 // playTaskRun writes what Tekton's TaskRun reconciler writes when the run ends: the
-// Succeeded condition, start and completion times.
+// Succeeded condition, start and completion times. A failed run's step is step-test.
 func playTaskRun(t *testing.T, ns, name string, succeeded bool) {
+	t.Helper()
+	playTaskRunStep(t, ns, name, "test", succeeded)
+}
+
+// playTaskRunStep is playTaskRun for a Task whose failing step is named step.
+func playTaskRunStep(t *testing.T, ns, name, step string, succeeded bool) {
 	t.Helper()
 	now := time.Now().UTC().Format(time.RFC3339)
 	c := map[string]any{"type": "Succeeded", "status": "True", "reason": "Succeeded",
 		"message": "All Steps have completed executing", "lastTransitionTime": now}
 	if !succeeded {
 		c = map[string]any{"type": "Succeeded", "status": "False", "reason": "Failed",
-			"message": `"step-test" exited with code 1`, "lastTransitionTime": now}
+			"message": fmt.Sprintf("%q exited with code 1", "step-"+step), "lastTransitionTime": now}
 	}
 	writeStatus(t, tektonV1beta1, "TaskRun", ns, name, map[string]any{
 		"conditions":     []any{c},
