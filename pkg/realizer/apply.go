@@ -61,10 +61,11 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 		}
 		return live, nil, nil
 	}
+	stored := asStored(obj)
 	live, err := rz.r.stamped.Get(rz.ctx, gvk, client.ObjectKeyFromObject(obj))
 	switch {
 	case err == nil:
-		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && rz.applied(obj, asStored(obj), live) {
+		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && rz.applied(obj, stored, live) {
 			return live, nil, nil
 		}
 		adopted, err := rz.adopt(obj, live)
@@ -82,7 +83,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 	if err != nil {
 		return rejected(err)
 	}
-	rz.r.answers.learn(applied, asStored(obj))
+	rz.r.answers.learn(applied, stored)
 	rz.events.Add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
 	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.Name, "kind", gvk.Kind, "name", obj.GetName())
 	return applied, nil, nil
