@@ -65,6 +65,13 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 	live, err := rz.r.stamped.Get(rz.ctx, gvk, client.ObjectKeyFromObject(obj))
 	switch {
 	case err == nil:
+		if rz.r.echoes.AwaitEcho(echo.ObjectKey(obj)) {
+			// The cached copy predates this reconciler's last write of the object: compared
+			// with the stamp it could look edited and be written again. The pass is dropped;
+			// the write's event re-queues the owner once the cache has it.
+			rz.syncing = true
+			return nil, nil, watch.ErrKindSyncing
+		}
 		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && rz.applied(obj, stored, live) {
 			return live, nil, nil
 		}
