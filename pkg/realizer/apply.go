@@ -61,10 +61,18 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 		}
 		return live, nil, nil
 	}
+	stored := asStored(obj)
 	live, err := rz.r.stamped.Get(rz.ctx, gvk, client.ObjectKeyFromObject(obj))
 	switch {
 	case err == nil:
-		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && rz.applied(obj, asStored(obj), live) {
+		if rz.r.echoes.AwaitEcho(echo.ObjectKey(obj)) {
+			// The cached copy predates this reconciler's last write of the object: compared
+			// with the stamp it could look edited and be written again. The pass is dropped;
+			// the write's event re-queues the owner once the cache has it.
+			rz.syncing = true
+			return nil, nil, watch.ErrKindSyncing
+		}
+		if live.GetAnnotations()[render.AnnotationStampDigest] == obj.GetAnnotations()[render.AnnotationStampDigest] && rz.applied(obj, stored, live) {
 			return live, nil, nil
 		}
 		adopted, err := rz.adopt(obj, live)
@@ -82,7 +90,7 @@ func (rz *realization) apply(res *v1alpha1.BlueprintResource, tpl render.Templat
 	if err != nil {
 		return rejected(err)
 	}
-	rz.r.answers.learn(applied, asStored(obj))
+	rz.r.answers.learn(applied, stored)
 	rz.events.Add(v1alpha1.EventStampedObjectApplied, "Applied %s/%s for resource [%s]", gvk.Kind, obj.GetName(), res.Name)
 	logf.FromContext(rz.ctx).V(1).Info("applied stamped object", "resource", res.Name, "kind", gvk.Kind, "name", obj.GetName())
 	return applied, nil, nil

@@ -30,8 +30,9 @@ type writer struct {
 	owner reconcile.Request
 	// client writes: it impersonates the owner's ServiceAccount for stamped objects.
 	client client.Client
-	// syncing is set when a kind the owner needs has not synced yet, or has not answered
-	// a write in time while another is in flight (watch.ErrKindSyncing): the pass is dropped.
+	// syncing is set when a kind the owner needs has not synced yet, has not answered a
+	// write in time while another is in flight (watch.ErrKindSyncing), or its cache is
+	// behind this reconciler's last write of an object: the pass is dropped.
 	syncing bool
 }
 

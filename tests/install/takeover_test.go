@@ -196,6 +196,7 @@ func cartographerStamps(wl *v1alpha1.Workload, chain string) []*corev1.ConfigMap
 					v1alpha1.LabelWorkloadName: wl.Name, v1alpha1.LabelWorkloadNamespace: wl.Namespace,
 					v1alpha1.LabelSupplyChainName: chain, v1alpha1.LabelResourceName: resource,
 					v1alpha1.LabelTemplateKind: kind, v1alpha1.LabelClusterTemplateName: template,
+					v1alpha1.LabelTemplateLifecycle: "mutable",
 				},
 				OwnerReferences: []metav1.OwnerReference{{
 					APIVersion: v1alpha1.GroupVersion.String(), Kind: "Workload", Name: wl.Name, UID: wl.UID,
